@@ -1,0 +1,1 @@
+"""Chat platform adapters (Slack, Teams, web playground): platform events in, rendered AnswerEvents out."""

@@ -1,0 +1,28 @@
+"""The regbot exception tree; catch by layer.
+
+    RegbotError
+     ├── IngestError          a file could not be read or indexed
+     ├── RetrievalUnavailable an index (Chroma, BM25) cannot be reached or is missing
+     ├── LlmUnavailable       the LLM failed after retries, or its breaker is open
+     └── ConfigError          settings that cannot work together
+"""
+
+
+class RegbotError(Exception):
+    """Base of every error regbot raises on purpose."""
+
+
+class IngestError(RegbotError):
+    """A file could not be loaded, parsed or indexed; the message says why."""
+
+
+class RetrievalUnavailable(RegbotError):
+    """A retrieval backend is down or the index is missing; run `regbot ingest` first."""
+
+
+class LlmUnavailable(RegbotError):
+    """The LLM cannot answer now; stages fall back to their offline sibling."""
+
+
+class ConfigError(RegbotError):
+    """The configuration is inconsistent; the message names the setting to fix."""

@@ -1,0 +1,198 @@
+"""Typed models shared across the RAG core and handed to adapters.
+
+Everything that crosses a package boundary is one of these frozen pydantic models.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+# --- knowledge ---------------------------------------------------------------
+
+
+class Chunk(Frozen):
+    """One indexed piece of a regulation: an article, a part of a long article, an annex or addenda."""
+
+    chunk_id: str
+    doc: str
+    article: str = ""  # 제60조, 제43조의2, 별표 2, 부칙, or "" for unstructured text
+    title: str = ""  # the article title, e.g. 연차 유급휴가
+    text: str  # the text as indexed (the article header repeated in each part)
+    chapter: str = ""  # 제4장, where the chunk has one
+    chapter_path: tuple[str, ...] = ()  # ("제4장 근로시간과 휴식", "제1절 …")
+    paragraphs: tuple[str, ...] = ()  # 항 markers covered, e.g. ("①", "②")
+    part: int = 0  # index of this part within a split article
+    kind: Literal["article", "annex", "addenda", "text", "form"] = "article"
+    deleted: bool = False  # a 삭제 article
+    page: int | None = None
+    effective_date: str = ""
+    status: str = ""  # 시행, 폐지 …
+    audience: str = ""
+    domain: str = ""
+    collection: str = "default"
+    source_url: str = ""
+    source_path: str = ""
+    content_hash: str = ""
+
+    @property
+    def label(self) -> str:
+        """Human-readable citation label: `근로기준법 제60조`."""
+        return f"{self.doc} {self.article}".strip()
+
+
+class Hit(Frozen):
+    """A retrieved chunk with the fused score and how each retriever ranked it."""
+
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int] = Field(default_factory=dict)
+
+
+# --- conversation ------------------------------------------------------------
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class Message(Frozen):
+    role: Role
+    content: str
+
+
+class Scope(Frozen):
+    """What a turn may search: collections and audience."""
+
+    collections: tuple[str, ...] = ()  # empty: every collection
+    audience: str = ""
+
+
+class Turn(Frozen):
+    """A platform-neutral question with its conversation history (oldest first)."""
+
+    turn_id: str
+    text: str
+    user: str = ""
+    conversation_key: str = ""
+    history: tuple[Message, ...] = ()
+    scope: Scope = Scope()
+    force_route: Route | None = None  # a slash command may force a lookup
+
+
+# --- answers -----------------------------------------------------------------
+
+
+class Route(StrEnum):
+    CHITCHAT = "chitchat"
+    LOOKUP = "lookup"
+    SEARCH = "search"
+
+
+class Citation(Frozen):
+    """A source the answer relies on; `index` is the inline marker number ([1])."""
+
+    index: int
+    doc: str
+    article: str = ""
+    paragraph: str = ""  # ①, or "" for the whole article
+    title: str = ""
+    quote: str = ""
+    url: str = ""
+    chunk_id: str = ""
+    chapter: str = ""
+
+    @property
+    def label(self) -> str:
+        """`근로기준법 제60조 제1항`."""
+        label = f"{self.doc} {self.article}".strip()
+        if self.paragraph:
+            label += f" {paragraph_label(self.paragraph)}"
+        return label
+
+
+class Answer(Frozen):
+    """The final answer of one turn."""
+
+    text: str
+    route: Route
+    citations: tuple[Citation, ...] = ()
+    followups: tuple[str, ...] = ()
+    grounded: bool = True  # False: the regulations do not cover the question
+    llm_calls: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    retrieved: tuple[Hit, ...] = ()  # ranked evidence, for eval and debugging
+    notes: tuple[str, ...] = ()  # flow log lines (regbot ask --debug)
+
+
+class AnswerEventKind(StrEnum):
+    STATUS = "status"
+    DELTA = "delta"
+    SOURCES = "sources"
+    FOLLOWUPS = "followups"
+    DONE = "done"
+    ERROR = "error"
+
+
+class AnswerEvent(Frozen):
+    """One step of a streamed answer. Exactly one of the payload fields is set per kind."""
+
+    kind: AnswerEventKind
+    text: str = ""  # status line, delta text or error message
+    citations: tuple[Citation, ...] = ()
+    followups: tuple[str, ...] = ()
+    answer: Answer | None = None
+
+    @classmethod
+    def status(cls, text: str) -> AnswerEvent:
+        return cls(kind=AnswerEventKind.STATUS, text=text)
+
+    @classmethod
+    def delta(cls, text: str) -> AnswerEvent:
+        return cls(kind=AnswerEventKind.DELTA, text=text)
+
+    @classmethod
+    def sources(cls, citations: tuple[Citation, ...]) -> AnswerEvent:
+        return cls(kind=AnswerEventKind.SOURCES, citations=citations)
+
+    @classmethod
+    def followup_questions(cls, followups: tuple[str, ...]) -> AnswerEvent:
+        return cls(kind=AnswerEventKind.FOLLOWUPS, followups=followups)
+
+    @classmethod
+    def done(cls, answer: Answer) -> AnswerEvent:
+        return cls(kind=AnswerEventKind.DONE, answer=answer)
+
+    @classmethod
+    def error(cls, text: str) -> AnswerEvent:
+        return cls(kind=AnswerEventKind.ERROR, text=text)
+
+
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+
+
+def paragraph_number(marker: str) -> int | None:
+    """① → 1; None for anything that is not a circled number."""
+    return _CIRCLED.index(marker) + 1 if marker and marker in _CIRCLED else None
+
+
+def paragraph_marker(number: int) -> str:
+    """1 → ①."""
+    return _CIRCLED[number - 1]
+
+
+def paragraph_label(marker: str) -> str:
+    """① → 제1항."""
+    number = paragraph_number(marker)
+    return f"제{number}항" if number else marker
+
+
+Turn.model_rebuild()

@@ -1,0 +1,30 @@
+"""Text normalisation shared by ingest and query paths."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+# Zero-width characters and BOMs that arrive from copy-paste and break matching.
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+
+
+def normalize_text(text: str) -> str:
+    """NFC (macOS sends NFD Hangul), invisible characters removed, whitespace kept."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFC", text or ""))
+
+
+def collapse_spaces(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def doc_key(name: str) -> str:
+    """Comparison key for document names: NFC, no spaces, underscores, middle dots or 「」."""
+    name = normalize_text(name)
+    return re.sub(r"[\s_「」『』\"'ㆍ·・]", "", name)
+
+
+def has_hangul_or_alnum(text: str) -> bool:
+    """False for emoji-only or punctuation-only input."""
+    return any(ch.isalnum() for ch in text)
