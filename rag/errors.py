@@ -4,6 +4,7 @@
      ├── IngestError          a file could not be read or indexed
      ├── RetrievalUnavailable an index (Chroma, BM25) cannot be reached or is missing
      ├── LlmUnavailable       the LLM failed after retries, or its breaker is open
+     │    └── LlmStreamInterrupted  a stream failed after some text was delivered
      └── ConfigError          settings that cannot work together
 """
 
@@ -22,6 +23,18 @@ class RetrievalUnavailable(RegbotError):
 
 class LlmUnavailable(RegbotError):
     """The LLM cannot answer now; stages fall back to their offline sibling."""
+
+
+class LlmStreamInterrupted(LlmUnavailable):
+    """A streamed answer broke off after some text was delivered; `partial_text` is what arrived.
+
+    Streams are never retried once text has been shown, so the caller decides whether to keep
+    the partial answer (with a note) or fall back.
+    """
+
+    def __init__(self, partial_text: str, reason: str = "") -> None:
+        super().__init__(f"the LLM stream broke off after {len(partial_text)} characters: {reason}")
+        self.partial_text = partial_text
 
 
 class ConfigError(RegbotError):

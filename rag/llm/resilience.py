@@ -1,0 +1,345 @@
+"""Retries, a circuit breaker, a per-question call budget and usage counters around any provider.
+
+`ResilientProvider` is what stages receive. One `complete()` or `stream()` is one *call*: it spends
+one unit of the question's `LlmCallBudget` and makes up to `RetryPolicy.max_attempts` *attempts*.
+
+- Retried: `LlmRequestFailed` with `retryable` (429, 5xx, 529 overloaded, timeouts, connection
+  errors), after exponential backoff with jitter, or the server's `retry-after` capped at
+  `max_retry_after_s`. Not retried: other 4xx, and `LlmOutputInvalid` (the stage falls back).
+- Each attempt is bounded by `request.timeout_s`; for a stream, each wait for the next delta is.
+- A stream is retried only before its first delta; a failure after that raises
+  `LlmStreamInterrupted(partial_text)` so the caller keeps what the user already saw.
+- The breaker counts consecutive retryable failures across all calls; while open, calls raise
+  `LlmUnavailable` at once, without touching the network.
+- The budget travels in a context variable, so stages built once at startup need no extra
+  argument: the pipeline runs each turn inside `with llm_call_budget(LlmCallBudget(8)) as budget:`
+  and reports `budget.calls` as the answer's `llm_calls`. Tasks started inside share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import aclosing, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag.errors import LlmStreamInterrupted, LlmUnavailable
+from rag.llm.base import (
+    LlmOutputInvalid,
+    LlmProvider,
+    LlmRequest,
+    LlmRequestFailed,
+    LlmResponse,
+    LlmStream,
+)
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class LlmBudgetExhausted(LlmUnavailable):
+    """The question has made all the LLM calls it may; the stage falls back to its offline sibling."""
+
+
+class LlmCallBudget:
+    """How many LLM calls one question may make. `calls` is what it has spent so far."""
+
+    def __init__(self, max_calls: int) -> None:
+        if max_calls < 0:
+            raise ValueError("max_calls must be zero or more")
+        self.max_calls = max_calls
+        self.calls = 0
+
+    @property
+    def remaining(self) -> int:
+        return self.max_calls - self.calls
+
+    def spend(self) -> None:
+        """Count one call, or raise `LlmBudgetExhausted` when none is left."""
+        if self.calls >= self.max_calls:
+            raise LlmBudgetExhausted(f"this question has used its {self.max_calls} LLM calls")
+        self.calls += 1
+
+
+_current_budget: ContextVar[LlmCallBudget | None] = ContextVar("regbot_llm_call_budget", default=None)
+
+
+@contextmanager
+def llm_call_budget(budget: LlmCallBudget) -> Iterator[LlmCallBudget]:
+    """Make `budget` the one every `ResilientProvider` call inside this block spends from."""
+    token = _current_budget.set(budget)
+    try:
+        yield budget
+    finally:
+        try:
+            _current_budget.reset(token)
+        except ValueError:
+            # Exited from another context (an async generator resumed by another task).
+            _current_budget.set(None)
+
+
+def current_llm_call_budget() -> LlmCallBudget | None:
+    """The budget of the running turn, or None outside `llm_call_budget`."""
+    return _current_budget.get()
+
+
+class RetryPolicy(BaseModel):
+    """How often and how long to retry one call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_attempts: int = Field(3, ge=1)
+    base_delay_s: float = Field(0.5, ge=0)
+    max_delay_s: float = Field(8.0, ge=0)
+    max_retry_after_s: float = Field(20.0, ge=0)
+
+    def delay_s(self, attempt: int, retry_after_s: float | None, jitter: float) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based); `jitter` is in [0, 1)."""
+        if retry_after_s is not None:
+            return min(retry_after_s, self.max_retry_after_s)
+        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+        # Half fixed, half random: spreads out clients that failed together without waiting ~0 s.
+        return backoff / 2 + backoff / 2 * jitter
+
+
+BreakerState = Literal["closed", "open", "half_open"]
+
+
+class CircuitBreaker:
+    """Opens after `failure_threshold` consecutive failures; after `cooldown_s` it lets one probe
+    through (half-open): a success closes it, a failure opens it for another cooldown."""
+
+    def __init__(
+        self, *, failure_threshold: int = 5, cooldown_s: float = 30.0, clock: Clock = time.monotonic
+    ):
+        if failure_threshold < 1:
+            raise ValueError("failure_threshold must be at least 1")
+        self._threshold = failure_threshold
+        self._cooldown_s = cooldown_s
+        self._clock = clock
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._probe_started_at: float | None = None
+
+    @property
+    def state(self) -> BreakerState:
+        if self._opened_at is None:
+            return "closed"
+        if self._clock() - self._opened_at < self._cooldown_s:
+            return "open"
+        return "half_open"
+
+    def allow(self) -> bool:
+        """May an attempt go out now? In half-open, only one probe at a time."""
+        state = self.state
+        if state == "closed":
+            return True
+        if state == "open":
+            return False
+        now = self._clock()
+        # A probe that never reported (cancelled) stops blocking others after one cooldown.
+        if self._probe_started_at is not None and now - self._probe_started_at < self._cooldown_s:
+            return False
+        self._probe_started_at = now
+        return True
+
+    def record_success(self) -> None:
+        self._failures = 0
+        self._opened_at = None
+        self._probe_started_at = None
+
+    def record_failure(self) -> None:
+        self._failures += 1
+        self._probe_started_at = None
+        if self._failures >= self._threshold:
+            self._opened_at = self._clock()
+
+
+@dataclass
+class LlmUsage:
+    """Cumulative counters of one `ResilientProvider`, for metrics."""
+
+    calls: int = 0  # complete()/stream() calls admitted
+    attempts: int = 0  # requests sent to the provider
+    retries: int = 0
+    failures: int = 0  # attempts that failed
+    rejected: int = 0  # calls refused: breaker open or budget spent
+    invalid_outputs: int = 0  # replies that were not the requested JSON
+    interrupted_streams: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ResilientProvider:
+    """Wraps a provider with retries, a circuit breaker, the per-question budget and usage counters."""
+
+    def __init__(
+        self,
+        inner: LlmProvider,
+        *,
+        retry: RetryPolicy | None = None,
+        breaker: CircuitBreaker | None = None,
+        sleep: Sleep = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        """
+        Args:
+            inner: the provider that makes the requests.
+            retry: attempts and delays; `RetryPolicy()` by default.
+            breaker: shared breaker; a fresh `CircuitBreaker()` by default.
+            sleep / jitter: injectable so tests wait for nothing and get fixed delays.
+        """
+        self._inner = inner
+        self._retry = retry or RetryPolicy()
+        self._breaker = breaker or CircuitBreaker()
+        self._sleep = sleep
+        self._jitter = jitter
+        self._usage = LlmUsage()
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def available(self) -> bool:
+        return self._inner.available and self._breaker.state != "open"
+
+    @property
+    def breaker_state(self) -> BreakerState:
+        return self._breaker.state
+
+    @property
+    def usage(self) -> LlmUsage:
+        """A snapshot of the counters."""
+        return replace(self._usage)
+
+    async def complete(self, request: LlmRequest) -> LlmResponse:
+        """The inner `complete()`, retried; raises `LlmUnavailable` (or a subclass) when it cannot."""
+        for attempt in range(1, self._retry.max_attempts + 1):
+            self._check_breaker()
+            if attempt == 1:
+                self._spend_budget()
+            self._usage.attempts += 1
+            try:
+                async with asyncio.timeout(request.timeout_s):
+                    response = await self._inner.complete(request)
+            except TimeoutError as error:
+                failure = _timed_out(request, error)
+            except LlmRequestFailed as error:
+                failure = error
+            except LlmOutputInvalid:
+                # The service answered: not a reason to open the breaker, nor to retry.
+                self._breaker.record_success()
+                self._usage.invalid_outputs += 1
+                raise
+            else:
+                self._record_success(response)
+                return response
+            await self._after_failure(failure, attempt)
+        raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
+
+    def stream(self, request: LlmRequest) -> LlmStream:
+        """The inner `stream()`, retried until the first delta; checks happen on first iteration."""
+        return LlmStream(self._stream_events(request))
+
+    async def aclose(self) -> None:
+        """Close the inner provider's HTTP client."""
+        aclose = getattr(self._inner, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    async def _stream_events(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
+        for attempt in range(1, self._retry.max_attempts + 1):
+            self._check_breaker()
+            if attempt == 1:
+                self._spend_budget()
+            self._usage.attempts += 1
+            parts: list[str] = []
+            try:
+                async with aclosing(self._inner.stream(request)) as inner:
+                    while True:
+                        try:
+                            async with asyncio.timeout(request.timeout_s):
+                                delta = await anext(inner)
+                        except StopAsyncIteration:
+                            break
+                        parts.append(delta)
+                        yield delta
+                    response = inner.response or LlmResponse(text="".join(parts))
+            except TimeoutError as error:
+                failure = _timed_out(request, error)
+            except LlmRequestFailed as error:
+                failure = error
+            except LlmOutputInvalid as error:
+                self._breaker.record_success()
+                self._usage.invalid_outputs += 1
+                if parts:
+                    self._usage.interrupted_streams += 1
+                    raise LlmStreamInterrupted("".join(parts), str(error)) from error
+                raise
+            else:
+                self._record_success(response)
+                yield response
+                return
+            if parts:
+                self._usage.failures += 1
+                if failure.retryable:
+                    self._breaker.record_failure()
+                self._usage.interrupted_streams += 1
+                raise LlmStreamInterrupted("".join(parts), str(failure)) from failure
+            await self._after_failure(failure, attempt)
+
+    def _spend_budget(self) -> None:
+        budget = _current_budget.get()
+        if budget is not None:
+            try:
+                budget.spend()
+            except LlmBudgetExhausted:
+                self._usage.rejected += 1
+                raise
+        self._usage.calls += 1
+
+    def _check_breaker(self) -> None:
+        if not self._breaker.allow():
+            self._usage.rejected += 1
+            raise LlmUnavailable(f"the {self.name} circuit breaker is open after repeated failures")
+
+    def _record_success(self, response: LlmResponse) -> None:
+        self._breaker.record_success()
+        self._usage.input_tokens += response.input_tokens
+        self._usage.output_tokens += response.output_tokens
+
+    async def _after_failure(self, failure: LlmRequestFailed, attempt: int) -> None:
+        """Count the failure, then raise it or wait before the next attempt."""
+        self._usage.failures += 1
+        if not failure.retryable:
+            self._breaker.record_success()  # the service answered; the request itself is wrong
+            raise failure
+        self._breaker.record_failure()
+        if self._breaker.state == "open":
+            # No point waiting for an attempt the breaker will refuse.
+            raise LlmUnavailable(
+                f"the {self.name} circuit breaker is open after repeated failures"
+            ) from failure
+        if attempt >= self._retry.max_attempts:
+            logger.warning("%s failed %d times, giving up: %s", self.name, attempt, failure)
+            raise failure
+        delay_s = self._retry.delay_s(attempt, failure.retry_after_s, self._jitter())
+        logger.info("%s attempt %d failed (%s); retrying in %.2f s", self.name, attempt, failure, delay_s)
+        self._usage.retries += 1
+        await self._sleep(delay_s)
+
+
+def _timed_out(request: LlmRequest, error: TimeoutError) -> LlmRequestFailed:
+    failure = LlmRequestFailed(f"no answer within {request.timeout_s} s", retryable=True)
+    failure.__cause__ = error
+    return failure
