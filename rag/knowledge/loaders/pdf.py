@@ -1,0 +1,213 @@
+"""PDF loader (pypdf): text per page with page spans; lines a PDF wrapped mid-sentence are rejoined."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+from pypdf import PasswordType, PdfReader
+
+from rag.errors import IngestError
+from rag.knowledge.loaders.base import LoadedDocument, PageSpan
+from rag.knowledge.loaders.textlines import clean_metadata_title, join_text, read_source, tidy_line
+
+logger = logging.getLogger(__name__)
+
+# A line that starts a new unit: 조/장/절/편/관, 부칙, 별표, 항 ①, 호 "1.", 목 "가.", bullets, marks.
+_STARTS_UNIT = re.compile(
+    r"^(?:제\s*\d+\s*(?:조|장|절|편|관)|부\s*칙|\[?\s*별\s*[표지]|[①-⑳]|\d{1,2}\s*[.)]\s|\(\s*\d{1,2}\s*\)"
+    r"|[가-하]\s*[.)]\s|\(\s*[가-하]\s*\)|[-•·○●◦□■▪▶※*<\[〈【「『]|[ⅰ-ⅻⅠ-Ⅻ])"
+)
+# A line that ends a sentence or a mark: "…한다.", "<개정 2024. 1. 1.>", "[본조신설]", "다음과 같다:".
+_ENDS_UNIT = re.compile(r"[.。!?:;>\]」』】〉]$")
+_PAGE_NUMBER = re.compile(
+    r"^(?:[-–—(\[]\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*[-–—)\]])?$|^\d{1,4}\s*/\s*\d{1,4}$", re.I
+)
+# Table-of-contents entries ("제1조(목적) ······ 3") would repeat every article header.
+_TOC_ENTRY = re.compile(r"(?:[.·…‥ㆍ・]\s?){4,}\s*\d{1,4}$")
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+# A line at least this share of the page's widest line is "full", i.e. the PDF may have wrapped it.
+_FULL_LINE_SHARE = 0.8
+# Fewer visible characters per page than this means there is no real text layer.
+_SCANNED_CHARS_PER_PAGE = 10
+
+
+def display_width(text: str) -> int:
+    """Rough printed width: wide (CJK) characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def is_wrapped(line: str, following: str, *, full_width: int) -> bool:
+    """True when `following` continues `line` (a PDF line wrap), judged from shapes only."""
+    current, nxt = line.strip(), following.strip()
+    if not current or not nxt or full_width <= 0:
+        return False
+    if _ENDS_UNIT.search(current) or _STARTS_UNIT.match(nxt):
+        return False
+    return display_width(current) >= _FULL_LINE_SHARE * full_width
+
+
+def join_wrapped_lines(lines: list[str], *, keeps_wrap_spaces: bool) -> list[str]:
+    """One logical line per paragraph: lines the PDF wrapped mid-sentence are joined.
+
+    `lines` are one page's raw lines, trailing spaces kept. When the producer keeps the space at a wrap
+    (`keeps_wrap_spaces`), a wrap without one split a word ("대해서" / "도") and joins without a space.
+    """
+    tidy = [tidy_line(line) for line in lines]
+    full_width = max((display_width(line) for line in tidy), default=0)
+    joined: list[str] = []
+    previous = previous_raw = ""  # the physical line before, which decides whether it was wrapped
+    for raw, line in zip(lines, tidy, strict=True):
+        if not line:
+            previous = previous_raw = ""
+            continue
+        if previous and is_wrapped(previous, line, full_width=full_width):
+            mid_word = bool(keeps_wrap_spaces and not previous_raw[-1:].isspace()
+                            and _HANGUL.match(previous[-1]) and _HANGUL.match(line[0]))
+            if previous.endswith("-") and previous[-2:-1].isalpha() and line[0].islower():
+                joined[-1] = joined[-1][:-1] + line  # English hyphenation
+            else:
+                joined[-1] += ("" if mid_word else " ") + line
+        else:
+            joined.append(line)
+        previous, previous_raw = line, raw
+    return joined
+
+
+def _wrap_keeps_spaces(pages: list[list[str]]) -> bool:
+    """Whether this producer leaves the space at the end of a wrapped line (Hancom, Word do)."""
+    candidates = spaced = 0
+    for lines in pages:
+        tidy = [tidy_line(line) for line in lines]
+        full_width = max((display_width(line) for line in tidy), default=0)
+        for index in range(len(lines) - 1):
+            if is_wrapped(tidy[index], tidy[index + 1], full_width=full_width):
+                candidates += 1
+                spaced += lines[index][-1:].isspace()
+    return candidates > 0 and spaced >= 0.3 * candidates
+
+
+def _running_lines(pages: list[list[str]]) -> set[str]:
+    """Headers and footers: lines at the top or bottom of most pages (digits ignored, for page numbers)."""
+    if len(pages) < 3:
+        return set()
+    counts: Counter[str] = Counter()
+    for lines in pages:
+        edge = [tidy_line(line) for line in lines if line.strip()]
+        counts.update({_running_key(line) for line in edge[:2] + edge[-2:]})
+    return {key for key, count in counts.items() if key and count >= 0.5 * len(pages)}
+
+
+def _running_key(line: str) -> str:
+    return re.sub(r"\d+", "#", line)
+
+
+def _without_running_lines(lines: list[str], running: set[str]) -> list[str]:
+    positions = [i for i, line in enumerate(lines) if line.strip()]
+    edge = set(positions[:2] + positions[-2:])
+    kept = []
+    for index, line in enumerate(lines):
+        text = tidy_line(line)
+        if index in edge and (_running_key(text) in running or _PAGE_NUMBER.match(text)):
+            continue
+        if _TOC_ENTRY.search(text):
+            continue
+        kept.append(line)
+    return kept
+
+
+def _page_list(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] → "3–5, 9"."""
+    ranges: list[str] = []
+    start = prev = numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == prev + 1:
+            prev = number
+            continue
+        ranges.append(f"{start}–{prev}" if prev != start else str(start))
+        if number is not None:
+            start = prev = number
+    return ", ".join(ranges)
+
+
+class PdfLoader:
+    """Loads `.pdf` with pypdf: page text with page spans, and the metadata title when it is a real one."""
+
+    format = "pdf"
+    extensions = (".pdf",)
+
+    def sniff(self, head: bytes) -> bool:
+        # The spec allows a little junk before the header.
+        return b"%PDF-" in head[:1024]
+
+    def load(self, path: Path) -> LoadedDocument:
+        reader = self._open(path)
+        warnings: list[str] = []
+        raw_pages: list[list[str]] = []
+        for number, page in enumerate(reader.pages, start=1):
+            try:
+                raw_pages.append((page.extract_text() or "").splitlines())
+            except Exception as exc:  # pypdf raises many error types on damaged content streams
+                logger.debug("pdf page %d of %s unreadable", number, path.name, exc_info=True)
+                warnings.append(f"page {number}: text could not be extracted ({type(exc).__name__})")
+                raw_pages.append([])
+        if not raw_pages:
+            raise IngestError(f"{path.name}: the PDF has no pages")
+
+        running = _running_lines(raw_pages)
+        pages = [_without_running_lines(lines, running) for lines in raw_pages]
+        keeps_spaces = _wrap_keeps_spaces(pages)
+        page_lines = [join_wrapped_lines(lines, keeps_wrap_spaces=keeps_spaces) for lines in pages]
+
+        visible = sum(len(line.replace(" ", "")) for lines in page_lines for line in lines)
+        if visible < _SCANNED_CHARS_PER_PAGE * len(page_lines):
+            raise IngestError(
+                f"{path.name}: no extractable text in {len(page_lines)} page(s); it is probably a scanned "
+                "image. Run OCR on it (for example ocrmypdf) and ingest the result"
+            )
+        empty = [number for number, lines in enumerate(page_lines, start=1) if not lines]
+        if empty:
+            warnings.append(f"pages without text (scanned images?): {_page_list(empty)}")
+
+        kept = [(number, lines) for number, lines in enumerate(page_lines, start=1) if lines]
+        text, offsets = join_text(lines for _, lines in kept)
+        spans = tuple(PageSpan(offset=offset, page=number)
+                      for offset, (number, _) in zip(offsets, kept, strict=True))
+        return LoadedDocument(path=str(path), format=self.format, text=text, title=self._title(reader),
+                              pages=spans, warnings=tuple(warnings))
+
+    def _open(self, path: Path) -> PdfReader:
+        raw = read_source(path)
+        try:
+            reader = PdfReader(io.BytesIO(raw))
+        except Exception as exc:  # pypdf raises many error types on damaged files; all mean "unreadable"
+            raise IngestError(f"{path.name}: damaged or invalid PDF ({exc})") from exc
+        if reader.is_encrypted:
+            # Many PDFs are encrypted only to restrict printing or editing: the empty password opens them.
+            try:
+                opened = reader.decrypt("")
+            except Exception as exc:  # unsupported algorithm, or AES without the cryptography package
+                raise IngestError(
+                    f"{path.name}: encrypted PDF that cannot be decrypted here ({exc})"
+                ) from exc
+            if opened == PasswordType.NOT_DECRYPTED:
+                raise IngestError(
+                    f"{path.name}: password-protected PDF; save a copy without the password and ingest that"
+                )
+        try:
+            len(reader.pages)
+        except Exception as exc:  # a broken page tree only shows when the pages are listed
+            raise IngestError(f"{path.name}: damaged or invalid PDF ({exc})") from exc
+        return reader
+
+    def _title(self, reader: PdfReader) -> str:
+        try:
+            metadata = reader.metadata
+        except Exception:  # a damaged info dictionary only costs the title
+            logger.debug("pdf metadata unreadable", exc_info=True)
+            return ""
+        return clean_metadata_title(metadata.title) if metadata else ""

@@ -1,0 +1,139 @@
+"""Structural lookup: "근로기준법 제60조", "근기법 60조 2항", "근로기준법 제4장", "여비 규정 별표 2", "근로기준법"."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rag.knowledge.parser import article_label
+from rag.models import Chunk, Scope, paragraph_marker
+from rag.retrieval.corpus import IndexedCorpus
+from rag.retrieval.names import DocumentNames, load_aliases
+from rag.text import collapse_spaces, normalize_text
+
+# What may follow a reference and still make it a pure lookup ("…보여줘", "…전문").
+_FILLER = re.compile(r"^\s*(?:조문|전문|원문|내용|목차|조항)?\s*(?:좀\s*)?"
+                     r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|뭐야|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
+_ARTICLE_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
+_DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")
+_ANNEX_REF = re.compile(r"^\s*\[?(별표|별지)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
+_ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
+
+
+class LookupResult(BaseModel):
+    """What a structural reference points to. `chunks` are in document order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["article", "chapter", "annex", "addenda", "overview", "ambiguous", "not_found"]
+    doc: str = ""
+    target: str = ""  # 제60조, 제4장, 별표 2, 부칙, or "" for an overview
+    paragraph: str = ""  # ① when the reference named a 항
+    chunks: tuple[Chunk, ...] = ()
+    candidates: tuple[str, ...] = ()
+    outline: tuple[str, ...] = ()  # overview / chapter: the headings and article titles
+
+
+class StructuralLookup:
+    """Parses a reference and answers it exactly from the corpus; `parse` alone tells the router."""
+
+    def __init__(self, corpus: IndexedCorpus, *, aliases: dict[str, str] | None = None) -> None:
+        self.corpus = corpus
+        self.aliases = aliases if aliases is not None else load_aliases()
+        self._names: DocumentNames | None = None
+        self._names_version = -1
+
+    def names(self) -> DocumentNames:
+        if self._names is None or self._names_version != self.corpus.version:
+            stems = {}
+            for chunk in self.corpus.chunks:
+                if chunk.source_path:
+                    stems.setdefault(re.sub(r"\.[^.]+$", "", chunk.source_path.rsplit("/", 1)[-1]), chunk.doc)
+            self._names = DocumentNames(self.corpus.documents(), aliases=self.aliases, file_stems=stems)
+            self._names_version = self.corpus.version
+        return self._names
+
+    def parse(self, query: str) -> tuple[str, str] | None:
+        """(document, rest) when the query starts with a known regulation name and the rest is a reference."""
+        text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+        doc, rest = self.names().longest_prefix(text)
+        if not doc:
+            return None
+        if _FILLER.match(rest) or _reference_rest(rest) is not None:
+            return doc, rest
+        return None
+
+    def lookup(self, query: str, scope: Scope | None = None) -> LookupResult:
+        text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+        doc, rest = self.names().longest_prefix(text)
+        if not doc:
+            name = re.split(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|부칙)", text)[0]
+            match = self.names().resolve(name)
+            if match.candidates:
+                return LookupResult(kind="ambiguous", candidates=match.candidates)
+            if not match.doc:
+                return LookupResult(kind="not_found", target=text)
+            doc, rest = match.doc, text[len(name):]
+        chunks = self.corpus.of_document(doc, scope)
+        if not chunks:
+            return LookupResult(kind="not_found", doc=doc, target=text)
+        reference = _reference_rest(rest)
+        if reference is None:
+            return self._overview(doc, chunks)
+        kind, target, paragraph = reference
+        if kind == "chapter":
+            return self._chapter(doc, target, chunks)
+        selected = tuple(c for c in chunks if c.article == target)
+        if kind == "addenda":
+            selected = tuple(c for c in chunks if c.kind == "addenda")
+        if not selected:
+            return LookupResult(kind="not_found", doc=doc, target=target)
+        return LookupResult(kind=kind, doc=doc, target=target, paragraph=paragraph, chunks=selected)
+
+    def _overview(self, doc: str, chunks: list[Chunk]) -> LookupResult:
+        outline: list[str] = []
+        last_path: tuple[str, ...] = ()
+        for chunk in chunks:
+            if chunk.part or chunk.kind == "addenda" or chunk.deleted:
+                continue
+            if chunk.chapter_path != last_path:
+                outline.extend(p for p in chunk.chapter_path if p not in last_path)
+                last_path = chunk.chapter_path
+            if chunk.kind in ("article", "annex", "form"):
+                outline.append(f"  {chunk.article} {chunk.title}".rstrip())
+        first = tuple(c for c in chunks if c.kind == "article")[:1]
+        return LookupResult(kind="overview", doc=doc, chunks=first, outline=tuple(outline))
+
+    def _chapter(self, doc: str, target: str, chunks: list[Chunk]) -> LookupResult:
+        def in_division(chunk: Chunk) -> bool:
+            return any(part.split(" ")[0] == target for part in chunk.chapter_path)
+
+        selected = tuple(c for c in chunks if in_division(c))
+        if not selected:
+            return LookupResult(kind="not_found", doc=doc, target=target)
+        heading = next(p for p in selected[0].chapter_path if p.split(" ")[0] == target)
+        outline = [heading] + [f"  {c.article} {c.title}".rstrip() for c in selected if not c.part and not c.deleted]
+        return LookupResult(kind="chapter", doc=doc, target=target, chunks=selected, outline=tuple(outline))
+
+
+def _reference_rest(rest: str) -> tuple[str, str, str] | None:
+    """(kind, target, paragraph marker) for the part after the document name, or None."""
+    match = _ARTICLE_REF.match(rest)
+    if match and _FILLER.match(match.group(4)):
+        number, branch, para = int(match.group(1)), match.group(2), match.group(3)
+        marker = paragraph_marker(int(para)) if para and 0 < int(para) <= 20 else ""
+        return "article", article_label(number, int(branch) if branch else None), marker
+    match = _DIVISION_REF.match(rest)
+    if match and _FILLER.match(match.group(4)):
+        label = f"제{match.group(1)}{match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
+        return "chapter", label, ""
+    match = _ANNEX_REF.match(rest)
+    if match and _FILLER.match(match.group(4)):
+        label = f"{match.group(1)} {match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
+        return "annex", label, ""
+    match = _ADDENDA_REF.match(rest)
+    if match and _FILLER.match(match.group(1)):
+        return "addenda", "부칙", ""
+    return None

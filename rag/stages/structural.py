@@ -1,0 +1,49 @@
+"""StructuralAnswerer: renders a lookup (article, chapter, annex, addenda, overview) as a cited answer."""
+
+from __future__ import annotations
+
+from rag import messages
+from rag.models import Citation
+from rag.retrieval.lookup import LookupResult, StructuralLookup
+from rag.stages.generator import DraftAnswer, split_paragraphs
+
+MAX_OUTLINE_LINES = 60
+
+
+class StructuralAnswerer:
+    """Answers exactly what a reference names, quoting the article text (or one 항 when named)."""
+
+    def __init__(self, lookup: StructuralLookup) -> None:
+        self.lookup = lookup
+
+    async def run(self, query: str, scope=None) -> tuple[DraftAnswer, LookupResult]:
+        result = self.lookup.lookup(query, scope)
+        return self.render(result, query), result
+
+    def render(self, result: LookupResult, query: str) -> DraftAnswer:
+        if result.kind == "ambiguous":
+            text = messages.LOOKUP_AMBIGUOUS.format(name=query, candidates=", ".join(result.candidates))
+            return DraftAnswer(text=text, citations=())
+        if result.kind == "not_found" or not result.chunks:
+            return DraftAnswer(text=messages.LOOKUP_NOT_FOUND.format(query=query), citations=())
+        first = result.chunks[0]
+        citation = Citation(index=1, doc=result.doc, article=first.article if result.kind != "chapter" else "",
+                            paragraph=result.paragraph, title=first.title, url=first.source_url,
+                            chunk_id=first.chunk_id, chapter=first.chapter)
+        if result.kind in ("overview", "chapter"):
+            header = f"**{result.doc}**" if result.kind == "overview" else f"**{result.doc} {result.outline[0]}**"
+            body_lines = list(result.outline[1:] if result.kind == "chapter" else result.outline)
+            if len(body_lines) > MAX_OUTLINE_LINES:
+                body_lines = [*body_lines[:MAX_OUTLINE_LINES], f"  … 외 {len(body_lines) - MAX_OUTLINE_LINES}개"]
+            quote = first.text.split("\n", 1)[-1][:160]
+            text = "\n".join([header, *body_lines]) + f"\n\n{first.label}: \"{quote}\" [1]\n"
+            return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": quote}),))
+        paragraphs: list[tuple[str, str]] = []
+        for chunk in result.chunks:
+            paragraphs.extend(split_paragraphs(chunk.text))
+        if result.paragraph:
+            paragraphs = [p for p in paragraphs if p[0] == result.paragraph] or paragraphs
+        body = "\n".join(t for _, t in paragraphs)
+        title = f"({first.title})" if first.title and result.kind == "article" else f" {first.title}"
+        text = f"**{result.doc} {result.target}{title}** [1]\n{body}\n"
+        return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": body[:300]}),))
