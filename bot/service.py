@@ -1,0 +1,316 @@
+"""The bot service behind every adapter: input checks, limits, per-conversation lock, history, the pipeline.
+
+`BotService` implements `adapters.base.TurnService`. Conversation keys are expected to read
+`{platform}:{workspace or tenant}:{rest}` (e.g. `slack:T01:C02:1712345678.000100`); the service takes the
+platform (metrics label) and the workspace (rate-limit bucket) from them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from adapters.base import Feedback, ScopeRequest
+from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
+from bot.metrics import Metrics
+from bot.scopes import ScopeResolver
+from bot.state import ConversationLocks, LockTimeout, StateStore, StateUnavailable
+from rag import messages
+from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
+from rag.text import has_hangul_or_alnum, normalize_text
+
+logger = logging.getLogger(__name__)
+
+_PLATFORMS = frozenset({"slack", "teams", "web", "cli"})
+
+
+class AnswerRunner(Protocol):
+    """What the service needs from the RAG pipeline: a stream of events ending with `done` or `error`."""
+
+    def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]: ...
+
+
+def conversation_origin(conversation_key: str) -> tuple[str, str]:
+    """(platform, workspace) of a `{platform}:{workspace}:{rest}` key; ("other", "") without a platform."""
+    parts = conversation_key.split(":", 2)
+    if parts[0] not in _PLATFORMS:
+        return "other", ""
+    return parts[0], parts[1] if len(parts) == 3 else ""
+
+
+@dataclass
+class _TurnRecord:
+    """What one turn did, for its log line and metrics."""
+
+    platform: str
+    started: float
+    outcome: str = "abandoned"  # the adapter stopped reading before the end
+    answer: Answer | None = None
+    question_chars: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class BotService:
+    """Answers turns for every adapter; see `adapters.base.TurnService`.
+
+    Order of a turn: validate the text, take rate-limit tokens, wait for the conversation's lock, wait for an
+    answer slot (status events carry the queue position), load history, run the pipeline under the answer
+    deadline, save the question and answer. Never raises: failures become an `error` event.
+    """
+
+    def __init__(
+        self,
+        *,
+        pipeline: AnswerRunner,
+        store: StateStore,
+        metrics: Metrics,
+        limits: LimitsConfig | None = None,
+        scopes: ScopeResolver | None = None,
+        clock: Callable[[], float] = time.time,
+        log_content: bool = False,
+    ) -> None:
+        self._pipeline = pipeline
+        self._store = store
+        self._metrics = metrics
+        self._limits = limits if limits is not None else LimitsConfig()
+        self._scopes = scopes if scopes is not None else ScopeResolver()
+        self._clock = clock
+        self._log_content = log_content
+        self._rate_limiter = RateLimiter(store, self._limits)
+        self._queue = AnswerQueue(
+            max_active=self._limits.max_active_answers,
+            max_waiting=self._limits.max_waiting_answers,
+            metrics=metrics,
+        )
+        self._locks = ConversationLocks(store, ttl_s=self._limits.lock_ttl_s, wait_s=self._limits.lock_wait_s)
+
+    @property
+    def locks(self) -> ConversationLocks:
+        return self._locks
+
+    @property
+    def queue(self) -> AnswerQueue:
+        return self._queue
+
+    # --- TurnService ----------------------------------------------------------
+
+    async def claim_event(self, key: str, *, ttl_s: int = 3600) -> bool:
+        """True the first time `key` is seen; when the store fails, True (answering twice beats never)."""
+        try:
+            first = await self._store.claim(key, ttl_s)
+        except StateUnavailable as exc:
+            logger.warning("dedupe unavailable, letting the event through: %s", exc)
+            return True
+        if not first:
+            self._metrics.observe_duplicate()
+        return first
+
+    async def has_history(self, conversation_key: str) -> bool:
+        try:
+            return await self._store.has_history(conversation_key)
+        except StateUnavailable as exc:
+            logger.warning("history unavailable: %s", exc)
+            return False
+
+    async def history(self, conversation_key: str) -> list[Message]:
+        try:
+            return await self._store.load_history(conversation_key)
+        except StateUnavailable as exc:
+            logger.warning("history unavailable: %s", exc)
+            return []
+
+    async def scope_for(self, request: ScopeRequest) -> Scope:
+        return self._scopes.resolve(request)
+
+    async def record_feedback(self, feedback: Feedback) -> None:
+        record = {"at": self._clock(), **feedback.model_dump(mode="json")}
+        self._metrics.observe_feedback(feedback.platform, feedback.rating)
+        try:
+            await self._store.append_feedback(json.dumps(record, ensure_ascii=False))
+        except StateUnavailable as exc:
+            logger.warning("feedback from %s lost: %s", feedback.platform, exc)
+
+    async def answer(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
+        """Answer one turn; always ends with a `done` or an `error` event and never raises."""
+        platform, _ = conversation_origin(turn.conversation_key)
+        record = _TurnRecord(platform=platform, started=self._clock())
+        try:
+            # aclosing: an adapter that stops reading still releases the lock and the answer slot at once.
+            async with contextlib.aclosing(self._answer(turn, record)) as events:
+                async for event in events:
+                    yield event
+        except Exception:
+            record.outcome = "error"
+            self._metrics.observe_error("internal")
+            logger.exception("turn %s failed", turn.turn_id)
+            yield AnswerEvent.error(messages.INTERNAL_ERROR)
+        finally:
+            self._finish(turn, record)
+
+    # --- the turn -------------------------------------------------------------
+
+    async def _answer(self, turn: Turn, record: _TurnRecord) -> AsyncIterator[AnswerEvent]:
+        text = normalize_text(turn.text).strip()
+        record.question_chars = len(text)
+        problem = self._input_problem(text)
+        if problem:
+            record.outcome = "invalid"
+            yield AnswerEvent.error(problem)
+            return
+
+        wait_s = await self._rate_limiter.retry_after_s(
+            user_key=self._user_bucket(turn), workspace_key=self._workspace_bucket(turn), now=self._clock()
+        )
+        if wait_s > 0:
+            record.outcome = "rate_limited"
+            yield AnswerEvent.error(messages.RATE_LIMITED.format(seconds=max(1, math.ceil(wait_s))))
+            return
+
+        conversation_key = turn.conversation_key or turn.turn_id
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                await held.enter_async_context(self._locks.hold(conversation_key))
+            except LockTimeout as exc:
+                record.outcome = "busy"
+                record.notes.append(str(exc))
+                self._metrics.observe_error("lock")
+                yield AnswerEvent.error(messages.BUSY)
+                return
+
+            ticket = self._queue.try_enter()
+            if ticket is None:
+                record.outcome = "busy"
+                record.notes.append("answer queue full")
+                yield AnswerEvent.error(messages.BUSY)
+                return
+            held.callback(ticket.release)
+            async for position in ticket.positions():
+                yield AnswerEvent.status(messages.STATUS_QUEUED.format(position=position))
+
+            stored = await self._store.load_history(conversation_key)
+            history = turn.history or tuple(stored)
+            pipeline_turn = turn.model_copy(update={"text": text, "history": history})
+            relayed = contextlib.aclosing(self._run_pipeline(pipeline_turn, record))
+            async for event in await held.enter_async_context(relayed):
+                if event.kind == AnswerEventKind.DONE and event.answer is not None:
+                    # Saved before `done` goes out: an adapter may stop reading at `done`.
+                    seed = () if stored else turn.history
+                    await self._save_exchange(conversation_key, seed, text, event.answer)
+                yield event
+
+    async def _run_pipeline(self, turn: Turn, record: _TurnRecord) -> AsyncIterator[AnswerEvent]:
+        """Relay the pipeline's events under the answer deadline; stop after its `done` or `error`."""
+        events = self._pipeline.run(turn)
+        deadline = asyncio.get_running_loop().time() + self._limits.answer_deadline_s
+        try:
+            while True:
+                # The deadline covers each wait for the pipeline, never the adapter's rendering in between.
+                timeout = asyncio.timeout_at(deadline)
+                try:
+                    async with timeout:
+                        event = await anext(events)
+                except StopAsyncIteration:
+                    record.outcome = "error"
+                    record.notes.append("pipeline ended without done or error")
+                    self._metrics.observe_error("pipeline")
+                    yield AnswerEvent.error(messages.INTERNAL_ERROR)
+                    return
+                except TimeoutError:
+                    if not timeout.expired():
+                        raise
+                    record.outcome = "timeout"
+                    self._metrics.observe_error("timeout")
+                    yield AnswerEvent.error(messages.TIMEOUT)
+                    return
+                if event.kind == AnswerEventKind.DONE:
+                    record.outcome = "answered"
+                    record.answer = event.answer
+                    yield event
+                    return
+                if event.kind == AnswerEventKind.ERROR:
+                    record.outcome = "failed"
+                    self._metrics.observe_error("pipeline")
+                    yield event
+                    return
+                yield event
+        finally:
+            closer = getattr(events, "aclose", None)
+            if closer is not None:
+                await closer()
+
+    async def _save_exchange(
+        self, conversation_key: str, seed: tuple[Message, ...], question: str, answer: Answer
+    ) -> None:
+        # A history the adapter rebuilt from the platform is stored too, so the next turn need not rebuild it.
+        exchange = [
+            *seed,
+            Message(role=Role.USER, content=question),
+            Message(role=Role.ASSISTANT, content=answer.text),
+        ]
+        try:
+            await self._store.append_history(conversation_key, exchange)
+        except StateUnavailable as exc:
+            logger.warning("history not saved: %s", exc)
+
+    # --- helpers --------------------------------------------------------------
+
+    def _input_problem(self, text: str) -> str:
+        if not text:
+            return messages.EMPTY_QUESTION
+        if not has_hangul_or_alnum(text):
+            return messages.NO_TEXT_QUESTION
+        limit = self._limits.max_question_chars
+        if len(text) > limit:
+            return messages.TOO_LONG_QUESTION.format(length=len(text), limit=limit)
+        return ""
+
+    @staticmethod
+    def _user_bucket(turn: Turn) -> str:
+        platform, workspace = conversation_origin(turn.conversation_key)
+        if turn.user:
+            return f"{platform}:{workspace}:{turn.user}"
+        return f"conversation:{turn.conversation_key}" if turn.conversation_key else ""
+
+    @staticmethod
+    def _workspace_bucket(turn: Turn) -> str:
+        platform, workspace = conversation_origin(turn.conversation_key)
+        return f"{platform}:{workspace}" if workspace else ""
+
+    def _finish(self, turn: Turn, record: _TurnRecord) -> None:
+        latency_s = self._clock() - record.started
+        answer = record.answer
+        route = answer.route.value if answer else "-"
+        self._metrics.observe_request(record.platform, record.outcome)
+        if answer is not None:
+            self._metrics.observe_answer(
+                platform=record.platform,
+                route=route,
+                latency_s=latency_s,
+                llm_calls=answer.llm_calls,
+                timings_ms=answer.timings_ms,
+            )
+        timings = {stage: round(ms, 1) for stage, ms in (answer.timings_ms if answer else {}).items()}
+        logger.info(
+            "turn %s platform=%s outcome=%s route=%s llm_calls=%d latency_ms=%.0f chars=%d timings_ms=%s%s",
+            turn.turn_id,
+            record.platform,
+            record.outcome,
+            route,
+            answer.llm_calls if answer else 0,
+            latency_s * 1000,
+            record.question_chars,
+            json.dumps(timings),
+            f" notes={record.notes}" if record.notes else "",
+        )
+        if self._log_content:
+            logger.info("turn %s question=%r answer=%r", turn.turn_id, turn.text, answer.text if answer else "")
+
+
+__all__ = ["AnswerRunner", "BotService", "conversation_origin"]
