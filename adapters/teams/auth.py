@@ -1,0 +1,92 @@
+"""Who may post to `/api/messages`: the Bot Connector's JWT, or anyone in local anonymous mode."""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from jwt import PyJWTError
+from microsoft_agents.authentication.msal import MsalConnectionManager
+from microsoft_agents.hosting.core import OutboundHostValidator
+from microsoft_agents.hosting.core.authorization import (
+    AgentAuthConfiguration,
+    AuthTypes,
+    ClaimsIdentity,
+    Connections,
+    JwtTokenValidator,
+)
+
+from rag.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+AuthMode = Literal["jwt", "anonymous", "closed"]
+
+
+class TeamsAuth:
+    """Inbound JWT validation and outbound credentials for a single-tenant Azure Bot.
+
+    - With an app id: every request needs a valid Bot Connector token (audience = the app id);
+      replies use the app's client secret in its tenant, and only Microsoft service URLs are accepted.
+    - Without an app id and with `allow_anonymous`: requests are accepted without a token and replies
+      carry none (the Agents Playground, local tests). Never expose this mode to the internet.
+    - Otherwise: every request is refused (401), so a half-configured server never answers anyone.
+    """
+
+    def __init__(self, *, app_id: str, app_password: str, tenant_id: str, allow_anonymous: bool) -> None:
+        self.mode: AuthMode
+        if app_id:
+            if not app_password or not tenant_id:
+                raise ConfigError(
+                    "MICROSOFT_APP_ID is set: also set MICROSOFT_APP_PASSWORD and MICROSOFT_APP_TENANT_ID "
+                    "(regbot registers as a single-tenant Azure Bot)"
+                )
+            if allow_anonymous:
+                logger.warning("TEAMS_ALLOW_ANONYMOUS is ignored because MICROSOFT_APP_ID is set")
+            self.mode = "jwt"
+            self._config = AgentAuthConfiguration(
+                auth_type=AuthTypes.client_secret,
+                client_id=app_id,
+                tenant_id=tenant_id,
+                client_secret=app_password,
+                anonymous_allowed=False,
+            )
+        elif allow_anonymous:
+            logger.warning("Teams accepts unauthenticated requests (TEAMS_ALLOW_ANONYMOUS); local use only")
+            self.mode = "anonymous"
+            self._config = AgentAuthConfiguration(anonymous_allowed=True)
+        else:
+            logger.info("Teams is not configured (no MICROSOFT_APP_ID): /api/messages answers 401")
+            self.mode = "closed"
+            self._config = AgentAuthConfiguration(anonymous_allowed=False)
+        self._validator = JwtTokenValidator(self._config)
+
+    async def authenticate(self, authorization: str | None) -> ClaimsIdentity | None:
+        """The caller's identity, or None when the request must be refused with 401."""
+        if self.mode == "anonymous":
+            return ClaimsIdentity()  # empty claims: the SDK then sends replies without a token
+        if self.mode == "closed":
+            return None
+        token = _bearer_token(authorization)
+        if token is None:
+            return None
+        try:
+            return await self._validator.validate_token(token)
+        except (PyJWTError, ValueError) as error:
+            logger.warning("Rejected a Teams request: %s", type(error).__name__)
+            return None
+
+    def connections(self) -> Connections:
+        """The SDK connection manager that obtains tokens for replies."""
+        return MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": self._config})
+
+    def host_validator(self) -> OutboundHostValidator:
+        """Service URLs we may send to: Microsoft's hosts when authenticated, anything locally."""
+        return OutboundHostValidator(enabled=self.mode == "jwt")
+
+
+def _bearer_token(authorization: str | None) -> str | None:
+    parts = (authorization or "").split()
+    if len(parts) != 2 or parts[0].lower() != "bearer":
+        return None
+    return parts[1]

@@ -1,0 +1,10 @@
+"""The Teams adapter's own button and card labels; everything else a user reads is in rag/messages.py."""
+
+# Heading of the Adaptive Card that carries the follow-up question buttons.
+FOLLOWUP_HEADING = "이어서 물어보기"
+
+# Prefix of the line that lists citation markers the answer text did not mention inline.
+SOURCES_PREFIX = "출처:"
+
+# Appended where a too-long answer had to be cut to fit one Teams message.
+TRUNCATION_MARK = "…"

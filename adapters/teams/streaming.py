@@ -1,0 +1,480 @@
+"""Rendering a stream of AnswerEvents into Teams messages.
+
+Two renderers, chosen by where the question was asked:
+
+- `PersonalChatStreamer` (one-on-one chats, the only place Teams streams): an informative status,
+  cumulative text updates at most once per `min_interval_s`, then the final message, all within
+  Teams' two-minute stream limit.
+- `ThreadReplyRenderer` (channel threads, group chats): a placeholder message edited about every
+  two seconds, replaced in place by the final answer; or a single post.
+
+Both send through an `ActivitySender` and read time from a `Clock`, so tests drive them without a
+network or real waiting. Connector failures arrive as `ConnectorCallFailed`: 429 (and 412/502/503/504)
+back off and retry, 413 shortens or splits the text, 403 ends a stream (the user pressed Stop, or the
+stream ran out of time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from adapters.teams import cards, labels
+from rag import messages
+from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation
+
+logger = logging.getLogger(__name__)
+
+Payload = dict[str, Any]
+
+
+class Clock(Protocol):
+    """Monotonic time and sleeping; injected so tests control throttling and backoff."""
+
+    def monotonic(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class ConnectorCallFailed(Exception):
+    """The Bot Connector refused a send or an update (its HTTP status, Retry-After and body text)."""
+
+    def __init__(self, status: int, *, retry_after_s: float | None = None, detail: str = "") -> None:
+        super().__init__(f"Bot Connector answered {status}")
+        self.status = status
+        self.retry_after_s = retry_after_s
+        self.detail = detail
+
+    @property
+    def stream_expired(self) -> bool:
+        """A 403 because the stream passed Teams' two-minute limit (not because the user stopped it)."""
+        return self.status == 403 and "streaming time" in self.detail.lower()
+
+
+class ActivitySender(Protocol):
+    """Where rendered activities go: the conversation of the turn being answered."""
+
+    async def send(self, activity: Payload) -> str:
+        """Post an activity; returns its id (for the first stream update: the stream id)."""
+        ...
+
+    async def update(self, activity_id: str, activity: Payload) -> None:
+        """Replace a message the bot sent earlier."""
+        ...
+
+
+class RetryPolicy(BaseModel):
+    """Exponential backoff for throttled or briefly failing connector calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attempts: int = 4
+    base_delay_s: float = 1.0
+    max_delay_s: float = 16.0
+    retry_statuses: frozenset[int] = frozenset({412, 429, 502, 503, 504})
+
+    def delay_s(self, attempt: int, retry_after_s: float | None) -> float:
+        if retry_after_s is not None and retry_after_s >= 0:
+            return min(retry_after_s, self.max_delay_s)
+        delay = min(self.base_delay_s * 2**attempt, self.max_delay_s)
+        return delay + random.uniform(0, delay / 4)  # jitter spreads replicas' retries
+
+
+class RenderOutcome(BaseModel):
+    """What a renderer delivered: the message that carries the final answer (feedback targets it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer: Answer | None = None
+    message_id: str = ""
+    delivered: bool = False
+
+
+class _Deliverer:
+    """Connector calls with the retry policy and the 413 fallback (shorten and try again)."""
+
+    _MIN_SHORTENED_CHARS = 500
+
+    def __init__(self, sender: ActivitySender, clock: Clock, policy: RetryPolicy) -> None:
+        self._sender = sender
+        self._clock = clock
+        self._policy = policy
+
+    async def send(self, payload: Payload, *, retry: bool = True) -> str:
+        return await self._call(lambda: self._sender.send(payload), retry=retry)
+
+    async def update(self, activity_id: str, payload: Payload, *, retry: bool = True) -> str:
+        async def call() -> str:
+            await self._sender.update(activity_id, payload)
+            return activity_id
+
+        return await self._call(call, retry=retry)
+
+    async def deliver_text(self, build: Callable[[str], Payload], text: str, *, replace: str | None) -> str:
+        """Post `build(text)` (or update message `replace` with it); a 413 halves the text and retries."""
+        while True:
+            payload = build(text)
+            try:
+                if replace:
+                    return await self.update(replace, payload)
+                return await self.send(payload)
+            except ConnectorCallFailed as error:
+                if error.status != 413 or len(text) <= self._MIN_SHORTENED_CHARS:
+                    raise
+                logger.warning("Teams refused a %d-character message as too large; shortening it", len(text))
+                text = cards.shorten(text, max(len(text) // 2, self._MIN_SHORTENED_CHARS))
+
+    async def _call(self, call: Callable[[], Awaitable[str]], *, retry: bool) -> str:
+        attempts = self._policy.attempts if retry else 1
+        for attempt in range(attempts):
+            try:
+                return await call()
+            except ConnectorCallFailed as error:
+                if error.status not in self._policy.retry_statuses or attempt + 1 >= attempts:
+                    raise
+                delay = self._policy.delay_s(attempt, error.retry_after_s)
+                logger.info("Bot Connector answered %d; retrying in %.1f s", error.status, delay)
+                await self._clock.sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+
+class _Collected:
+    """What the events said so far; `done` carries the authoritative answer."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.status = ""
+        self.citations: tuple[Citation, ...] = ()
+        self.followups: tuple[str, ...] = ()
+
+    def final_parts(self, answer: Answer, max_chars: int) -> tuple[list[str], tuple[Citation, ...], tuple[str, ...]]:
+        text = answer.text or self.text
+        return (
+            cards.split_text(text, max_chars),
+            answer.citations or self.citations,
+            answer.followups or self.followups,
+        )
+
+
+def _plain_ai_part(text: str, stream_id: str | None) -> Payload:
+    return cards.plain_message(text, stream_id=stream_id, ai_generated=True)
+
+
+async def _close(events: AsyncIterator[AnswerEvent]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
+
+
+class _EventRenderer:
+    """Walks the AnswerEvents; subclasses decide how progress, the answer and failures look."""
+
+    async def render(self, events: AsyncIterator[AnswerEvent]) -> RenderOutcome:
+        """Deliver the answer the events describe; every path ends with a message to the user.
+
+        After the final message the remaining events are still drained (not closed), because the
+        service saves the conversation history after its last event.
+        """
+        seen = _Collected()
+        outcome: RenderOutcome | None = None
+        try:
+            async for event in events:
+                if outcome is not None:
+                    continue
+                if event.kind == AnswerEventKind.STATUS:
+                    seen.status = event.text
+                    await self._on_status(event.text, seen)
+                elif event.kind == AnswerEventKind.DELTA:
+                    seen.text += event.text
+                    await self._on_delta(seen)
+                elif event.kind == AnswerEventKind.SOURCES:
+                    seen.citations = event.citations
+                elif event.kind == AnswerEventKind.FOLLOWUPS:
+                    seen.followups = event.followups
+                elif event.kind == AnswerEventKind.DONE and event.answer is not None:
+                    outcome = await self._finish(event.answer, seen)
+                elif event.kind == AnswerEventKind.ERROR:
+                    outcome = await self._fail(event.text or messages.INTERNAL_ERROR)
+                if self._stopped_by_user:
+                    logger.info("Teams stream stopped by the user")
+                    return RenderOutcome()
+        except ConnectorCallFailed:
+            raise
+        except Exception:
+            logger.exception("The answer stream failed")
+        finally:
+            await _close(events)
+        if outcome is None:
+            outcome = await self._fail(messages.INTERNAL_ERROR)
+        return outcome
+
+    @property
+    def _stopped_by_user(self) -> bool:
+        return False
+
+    async def _on_status(self, text: str, seen: _Collected) -> None:
+        raise NotImplementedError
+
+    async def _on_delta(self, seen: _Collected) -> None:
+        raise NotImplementedError
+
+    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
+        raise NotImplementedError
+
+    async def _fail(self, text: str) -> RenderOutcome:
+        raise NotImplementedError
+
+
+class PersonalChatStreamer(_EventRenderer):
+    """Streams an answer into a one-on-one chat with Teams' streaming protocol.
+
+    Teams allows one update a second and two minutes per stream; only the final message may carry
+    the AI label, citations, feedback buttons and cards.
+    """
+
+    def __init__(
+        self,
+        sender: ActivitySender,
+        *,
+        clock: Clock,
+        min_interval_s: float = 1.2,
+        stream_budget_s: float = 100.0,
+        max_text_chars: int = 20_000,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        if min_interval_s < 1.0:
+            raise ValueError("min_interval_s must be at least 1.0: Teams throttles faster streams with 403")
+        if not 0 < stream_budget_s < 120:
+            raise ValueError("stream_budget_s must leave room for the final message within Teams' 120 s")
+        self._deliver = _Deliverer(sender, clock, retry or RetryPolicy())
+        self._clock = clock
+        self._min_interval_s = min_interval_s
+        self._budget_s = stream_budget_s
+        self._max_text_chars = max_text_chars
+        self._stream_id: str | None = None
+        self._sequence = 0
+        self._started_at: float | None = None
+        self._last_sent_at: float | None = None
+        self._not_before = 0.0
+        self._updates_enabled = True
+        self._stream_ended = False  # finalised early (budget) or killed by Teams (timeout)
+        self._cancelled = False  # the user pressed Stop
+
+    async def _on_status(self, text: str, seen: _Collected) -> None:
+        if not seen.text:
+            await self._update("informative", text)
+
+    async def _on_delta(self, seen: _Collected) -> None:
+        await self._update("streaming", seen.text)
+
+    @property
+    def _stopped_by_user(self) -> bool:
+        return self._cancelled
+
+    async def _update(self, stream_type: Literal["informative", "streaming"], text: str) -> None:
+        if not self._updates_enabled or self._stream_ended or self._cancelled or not text:
+            return
+        now = self._clock.monotonic()
+        if self._last_sent_at is not None and now - self._last_sent_at < self._min_interval_s:
+            return  # buffered; the next update (or the final message) carries it
+        if now < self._not_before:
+            return
+        if self._started_at is not None and now - self._started_at > self._budget_s:
+            await self._end_stream_early(text if stream_type == "streaming" else "")
+            return
+        self._sequence += 1
+        payload = cards.stream_update(text, stream_type=stream_type, sequence=self._sequence, stream_id=self._stream_id)
+        try:
+            activity_id = await self._deliver.send(payload, retry=False)
+        except ConnectorCallFailed as error:
+            self._on_update_failed(error, now)
+            return
+        if self._stream_id is None:
+            if not activity_id:
+                logger.warning("Teams returned no stream id; answering without streaming")
+                self._updates_enabled = False
+                return
+            self._stream_id = activity_id
+            self._started_at = now
+        self._last_sent_at = now
+
+    def _on_update_failed(self, error: ConnectorCallFailed, now: float) -> None:
+        if error.status in (429, 412):
+            self._not_before = now + (error.retry_after_s or 2 * self._min_interval_s)
+        elif error.status == 413:
+            self._updates_enabled = False  # the final message gets shortened instead
+        elif error.stream_expired:
+            self._stream_ended = True
+        elif error.status == 403:
+            self._cancelled = True
+        elif 400 <= error.status < 500 and self._stream_id is None:
+            logger.warning("Teams refused streaming here (%d); answering with one message", error.status)
+            self._updates_enabled = False
+        else:
+            raise error
+
+    async def _end_stream_early(self, text: str) -> None:
+        """Close a stream that is about to hit Teams' time limit; the answer follows as a new message."""
+        self._stream_ended = True
+        if not text or self._stream_id is None:
+            return
+        try:
+            await self._deliver.send(cards.plain_message(text, stream_id=self._stream_id, ai_generated=True))
+        except ConnectorCallFailed as error:
+            logger.warning("Closing an expiring Teams stream failed (%d)", error.status)
+
+    def _open_stream(self) -> str | None:
+        return None if self._stream_ended or self._cancelled else self._stream_id
+
+    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
+        parts, citations, followups = seen.final_parts(answer, self._max_text_chars)
+        stream_id = self._open_stream()
+        for part in parts[:-1]:
+            await self._send_final(_plain_ai_part, part, stream_id)
+            stream_id = None
+
+        def last(text: str, sid: str | None) -> Payload:
+            return cards.answer_message(text, citations=citations, followups=followups, stream_id=sid)
+
+        message_id = await self._send_final(last, parts[-1], stream_id)
+        if message_id is None:
+            return RenderOutcome(answer=answer)
+        return RenderOutcome(answer=answer, message_id=message_id or (stream_id or ""), delivered=True)
+
+    async def _fail(self, text: str) -> RenderOutcome:
+        message_id = await self._send_final(
+            lambda body, sid: cards.plain_message(body, stream_id=sid), text, self._open_stream()
+        )
+        return RenderOutcome(message_id=message_id or "", delivered=message_id is not None)
+
+    async def _send_final(
+        self, build: Callable[[str, str | None], Payload], text: str, stream_id: str | None
+    ) -> str | None:
+        """Send a final message (closing the stream when one is open); None when the user stopped it."""
+        try:
+            return await self._deliver.deliver_text(lambda body: build(body, stream_id), text, replace=None)
+        except ConnectorCallFailed as error:
+            if stream_id is None or error.status != 403:
+                raise
+            if not error.stream_expired:
+                logger.info("Teams stream stopped by the user before the final message")
+                return None
+        logger.warning("The Teams stream expired; sending the answer as a new message")
+        self._stream_ended = True
+        return await self._deliver.deliver_text(lambda body: build(body, None), text, replace=None)
+
+
+class ThreadReplyRenderer(_EventRenderer):
+    """Answers in a channel thread or group chat, where Teams does not stream.
+
+    With `edit_placeholder`, the first status posts a placeholder that is edited with the partial
+    answer about every `update_interval_s` and finally replaced by the answer; without it the answer
+    is posted once.
+    """
+
+    def __init__(
+        self,
+        sender: ActivitySender,
+        *,
+        clock: Clock,
+        edit_placeholder: bool = True,
+        update_interval_s: float = 2.0,
+        max_text_chars: int = 20_000,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        if update_interval_s < 1.0:
+            raise ValueError("update_interval_s must be at least 1.0: Teams rate-limits edits per thread")
+        self._deliver = _Deliverer(sender, clock, retry or RetryPolicy())
+        self._clock = clock
+        self._edit_placeholder = edit_placeholder
+        self._interval_s = update_interval_s
+        self._max_text_chars = max_text_chars
+        self._placeholder_id: str | None = None
+        self._last_edit_at: float | None = None
+        self._edits_enabled = True
+
+    async def _on_status(self, text: str, seen: _Collected) -> None:
+        if not seen.text:
+            await self._progress(text)
+
+    async def _on_delta(self, seen: _Collected) -> None:
+        await self._progress(seen.text + " " + labels.TRUNCATION_MARK)
+
+    async def _progress(self, text: str) -> None:
+        if not self._edit_placeholder or not self._edits_enabled or not text.strip():
+            return
+        now = self._clock.monotonic()
+        if self._last_edit_at is not None and now - self._last_edit_at < self._interval_s:
+            return
+        payload = cards.plain_message(cards.shorten(text, self._max_text_chars))
+        try:
+            if self._placeholder_id is None:
+                self._placeholder_id = await self._deliver.send(payload) or None
+            else:
+                await self._deliver.update(self._placeholder_id, payload, retry=False)
+        except ConnectorCallFailed as error:
+            if error.status in (429, 412):
+                self._last_edit_at = now + (error.retry_after_s or self._interval_s)
+                return
+            if error.status >= 500:
+                raise
+            logger.warning("Teams refused a progress edit (%d); posting the answer once", error.status)
+            self._edits_enabled = False
+            return
+        self._last_edit_at = now
+
+    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
+        parts, citations, followups = seen.final_parts(answer, self._max_text_chars)
+        replace = self._placeholder_id
+        for part in parts[:-1]:
+            await self._post(lambda text: cards.plain_message(text, ai_generated=True), part, replace)
+            replace = None
+
+        def last(text: str) -> Payload:
+            return cards.answer_message(text, citations=citations, followups=followups)
+
+        message_id = await self._post(last, parts[-1], replace)
+        return RenderOutcome(answer=answer, message_id=message_id, delivered=True)
+
+    async def _fail(self, text: str) -> RenderOutcome:
+        message_id = await self._post(cards.plain_message, text, self._placeholder_id)
+        return RenderOutcome(message_id=message_id, delivered=True)
+
+    async def _post(self, build: Callable[[str], Payload], text: str, replace: str | None) -> str:
+        if replace:
+            try:
+                return await self._deliver.deliver_text(build, text, replace=replace)
+            except ConnectorCallFailed as error:
+                if error.status >= 500:
+                    raise
+                # The placeholder may be gone (deleted by a user); post the answer instead.
+                logger.warning("Editing the placeholder failed (%d); posting a new message", error.status)
+        return await self._deliver.deliver_text(build, text, replace=None)
+
+
+__all__ = [
+    "ActivitySender",
+    "Clock",
+    "ConnectorCallFailed",
+    "PersonalChatStreamer",
+    "RenderOutcome",
+    "RetryPolicy",
+    "SystemClock",
+    "ThreadReplyRenderer",
+]

@@ -1,0 +1,95 @@
+"""Teams e2e fixtures: our aiohttp app with the Teams adapter, a fake Bot Connector, a fake TurnService."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from adapters.teams import TeamsAdapter
+from tests.e2e.fakes.bot_connector import FakeBotConnector
+from tests.e2e.teams.fake_service import FakeTurnService
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1", b"127.0.0.1", b"localhost", b"::1", None}
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Fails the test if anything (token acquisition, JWKS download) tries to resolve a remote host."""
+    real_getaddrinfo = socket.getaddrinfo
+    attempts: list[object] = []
+
+    def guarded(host: object, *args: Any, **kwargs: Any) -> Any:
+        if host not in _LOOPBACK:
+            attempts.append(host)
+            raise OSError(f"tests must not leave 127.0.0.1 (tried {host!r})")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
+    yield attempts
+    assert not attempts, f"tests tried to reach {attempts}"
+
+
+@dataclass
+class TeamsServer:
+    """Our server under test and a client that posts activities to it."""
+
+    url: str
+    adapter: TeamsAdapter
+    session: aiohttp.ClientSession
+
+    async def post(self, body: Any, *, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        data = body if isinstance(body, str | bytes) else None
+        async with self.session.post(
+            self.url + "/api/messages",
+            json=None if data is not None else body,
+            data=data,
+            headers=headers or {},
+        ) as response:
+            return response.status, await response.text()
+
+    async def get(self, path: str) -> int:
+        async with self.session.get(self.url + path) as response:
+            return response.status
+
+
+async def start_teams_server(service: FakeTurnService, **adapter_kwargs: Any) -> tuple[TestServer, TeamsAdapter]:
+    settings: dict[str, Any] = {"app_id": "", "app_password": "", "tenant_id": "", "allow_anonymous": True}
+    settings.update(adapter_kwargs)
+    adapter = TeamsAdapter(service, **settings)
+    app = web.Application()
+    adapter.attach(app)
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    app.router.add_get("/healthz", healthz)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    return server, adapter
+
+
+@pytest.fixture
+async def bot_connector() -> AsyncIterator[FakeBotConnector]:
+    async with FakeBotConnector() as connector:
+        yield connector
+
+
+@pytest.fixture
+def teams_service() -> FakeTurnService:
+    return FakeTurnService()
+
+
+@pytest.fixture
+async def teams_server(teams_service: FakeTurnService) -> AsyncIterator[TeamsServer]:
+    server, adapter = await start_teams_server(teams_service)
+    async with aiohttp.ClientSession() as session:
+        yield TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
+    await adapter.close()
+    await server.close()
