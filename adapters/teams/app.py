@@ -212,8 +212,7 @@ class TeamsAgent:
         )
 
     async def _turn_for(self, question: TeamsQuestion) -> Turn:
-        key = question.conversation_key
-        history = await self._service.history(key)
+        # No history in the turn: Teams cannot list past messages, so the service loads its own store.
         scope = await self._service.scope_for(
             ScopeRequest(
                 platform="teams",
@@ -227,8 +226,7 @@ class TeamsAgent:
             turn_id=uuid4().hex,
             text=question.text,
             user=question.user,
-            conversation_key=key,
-            history=tuple(history),
+            conversation_key=question.conversation_key,
             scope=scope,
         )
 

@@ -81,12 +81,16 @@ class FakeTurnService:
         return self._answer(turn)
 
     async def _answer(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
+        # Like BotService: the stored history unless the adapter brought one; recorded as the pipeline sees it.
+        stored = tuple(self.histories.get(turn.conversation_key, []))
+        turn = turn.model_copy(update={"history": turn.history or stored})
         self.turns.append(turn)
         for event in self.script(turn):
             if self.between_events is not None:
                 self.between_events()
             yield event
             if event.answer is not None:
+                # Saved after `done` went out, the latest a service could: adapters must keep reading.
                 self.histories.setdefault(turn.conversation_key, []).extend(
                     [
                         Message(role=Role.USER, content=turn.text),
