@@ -3,7 +3,8 @@
 Stateful where the bot depends on state: messages get increasing `ts` values, streams go through
 startStream → appendStream → stopStream (appending to a stopped stream fails with
 `message_not_in_streaming_state`, chat.update of a live stream with `streaming_state_conflict`),
-`conversations.replies` returns what was posted in a thread. `response_url`s live on the same server.
+`conversations.replies` returns what was posted in a thread. `response_url`s and a Socket Mode
+websocket (`apps.connections.open` → `/socket`, `socket_send`, `socket_acks`) live on the same server.
 Faults are switchable: `rate_limit(method, times)` answers 429 with `Retry-After: 0`, `fail(method, error)`
 answers `ok: false`, `streaming=False` makes `chat.startStream` an unknown method.
 
@@ -114,6 +115,8 @@ class FakeSlackApi:
         self._ts = itertools.count(1)
         self._rate_limits: dict[str, int] = {}
         self._failures: dict[str, list[str]] = {}
+        self.socket_acks: list[dict[str, Any]] = []  # what Socket Mode clients sent back
+        self._sockets: list[web.WebSocketResponse] = []
         self._server: TestServer | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -122,6 +125,8 @@ class FakeSlackApi:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/response/{hook}", self._response_url)
+        app.router.add_get("/socket", self._socket)
+        app.on_shutdown.append(self._close_sockets)
         self._server = TestServer(app, host="127.0.0.1")
         await self._server.start_server()
         return self
@@ -141,6 +146,32 @@ class FakeSlackApi:
 
     def response_url(self, hook: str) -> str:
         return f"{self.base_url}/response/{hook}"
+
+    # --- Socket Mode --------------------------------------------------------------------------
+
+    @property
+    def socket_connected(self) -> bool:
+        return any(not ws.closed for ws in self._sockets)
+
+    async def socket_send(self, envelope: dict[str, Any]) -> None:
+        """Deliver an envelope (events_api, slash_commands, interactive) over every open socket."""
+        for ws in self._sockets:
+            if not ws.closed:
+                await ws.send_json(envelope)
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0REGBOT"}})
+        async for message in ws:
+            if message.type == web.WSMsgType.TEXT:
+                self.socket_acks.append(json.loads(message.data))
+        return ws
+
+    async def _close_sockets(self, _: web.Application) -> None:
+        for ws in self._sockets:
+            await ws.close()
 
     # --- faults -------------------------------------------------------------------------------
 
@@ -270,6 +301,9 @@ class FakeSlackApi:
         )
         self.messages[(message.channel, message.ts)] = message
         return message
+
+    def _apps_connections_open(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": self.base_url.replace("http://", "ws://") + "/socket"}
 
     def _chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
         message = self._bot_message(
