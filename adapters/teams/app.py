@@ -15,20 +15,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 from uuid import uuid4
 
 from aiohttp import web
-from microsoft_agents.activity import Activity, ActivityTypes, ConversationReference, InvokeResponse
+from microsoft_agents.activity import Activity, ActivityTypes, InvokeResponse
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import ChannelAdapter, TurnContext
 from microsoft_agents.hosting.core.authorization import ClaimsIdentity
 from pydantic import BaseModel, ConfigDict
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.teams import cards
 from adapters.teams.auth import TeamsAuth
-from adapters.teams.inbound import TeamsQuestion, activity_problem, read_feedback, read_question
+from adapters.teams.inbound import (
+    TeamsQuestion,
+    activity_problem,
+    conversation_kind,
+    read_feedback,
+    read_question,
+)
 from adapters.teams.sender import TurnContextSender
 from adapters.teams.streaming import (
     Clock,
@@ -142,38 +149,55 @@ class TeamsAgent:
             await self._on_message(context)
         elif activity.type == ActivityTypes.invoke:
             await self._on_invoke(context)
+        elif activity.type == ActivityTypes.conversation_update:
+            await self._on_conversation_update(context)
 
     async def _on_message(self, context: TurnContext) -> None:
         question = read_question(context.activity)
         if question is None:
             logger.debug("Ignored a Teams message not addressed to the bot")
             return
-        dedupe_key = f"teams:{question.conversation_id}:{question.activity_id}"
-        if not await self._service.claim_event(dedupe_key):
+        if not await self._service.claim_event(f"teams:{question.conversation_id}:{question.activity_id}"):
             logger.info("Ignored a duplicate Teams activity %s", question.activity_id)
             return
-        reference = context.activity.get_conversation_reference()
-        identity = context.identity or ClaimsIdentity()
-        self._answers.start(
-            self._continue(context.adapter, identity, reference, question),
-            name=f"teams-answer-{question.activity_id}",
-        )
-
-    async def _continue(
-        self,
-        adapter: ChannelAdapter,
-        identity: ClaimsIdentity,
-        reference: ConversationReference,
-        question: TeamsQuestion,
-    ) -> None:
-        continuation = reference.get_continuation_activity()
-        # Replies then go to the question itself: into its thread in a channel, as a reply in a chat.
-        continuation.id = reference.activity_id
 
         async def answer(proactive: TurnContext) -> None:
             await self.answer(proactive, question)
 
-        await adapter.continue_conversation_with_claims(identity, continuation, answer)
+        self._continue_later(context, answer, name=f"teams-answer-{question.activity_id}")
+
+    async def _on_conversation_update(self, context: TurnContext) -> None:
+        """Greets a user who installs the bot for a personal chat (Teams' guidance for bots)."""
+        activity = context.activity
+        bot_id = activity.recipient.id if activity.recipient else None
+        added = [member.id for member in activity.members_added or []]
+        if conversation_kind(activity) != "personal" or bot_id is None or bot_id not in added:
+            return
+        if not await self._service.claim_event(f"teams:{activity.conversation.id}:welcome"):
+            return
+
+        async def greet(proactive: TurnContext) -> None:
+            await TurnContextSender(proactive).send(cards.plain_message(messages.CHITCHAT_GREETING))
+
+        self._continue_later(context, greet, name=f"teams-welcome-{activity.conversation.id}", as_reply=False)
+
+    def _continue_later(
+        self,
+        context: TurnContext,
+        work: Callable[[TurnContext], Awaitable[None]],
+        *,
+        name: str,
+        as_reply: bool = True,
+    ) -> None:
+        """Run `work` after this turn, in a proactive continuation of its conversation."""
+        adapter: ChannelAdapter = context.adapter
+        identity = context.identity or ClaimsIdentity()
+        reference = context.activity.get_conversation_reference()
+        continuation = reference.get_continuation_activity()
+        # With an id, what `work` sends replies to this activity (in a channel: into its thread);
+        # without one it is posted to the conversation.
+        continuation.id = reference.activity_id if as_reply else None
+        self._answers.start(adapter.continue_conversation_with_claims(identity, continuation, work), name=name)
 
     async def answer(self, context: TurnContext, question: TeamsQuestion) -> None:
         """Ask the service and render its events into the conversation of `context`."""

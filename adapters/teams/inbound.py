@@ -19,6 +19,9 @@ from rag.text import normalize_text
 ConversationKind = Literal["personal", "groupChat", "channel"]
 
 _MENTION_TAG = re.compile(r"<at>(.*?)</at>", re.IGNORECASE | re.DOTALL)
+_BLOCK_TAG = re.compile(r"</?(?:p|div|br|li|ul|ol|tr|h[1-6]|blockquote)\b[^<>]*>", re.IGNORECASE)
+_INLINE_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
+_LINE_BREAKS = re.compile(r"[ \t]*\n\s*")
 
 
 def conversation_key(tenant: str, conversation_id: str) -> str:
@@ -167,7 +170,10 @@ def _strip_recipient_mention(activity: Activity) -> str:
         text = _MENTION_TAG.sub(
             lambda m: "" if html.unescape(m.group(1)).strip().lower() == bot_name else m.group(0), text
         )
-    return html.unescape(text)
+    # Some clients send formatted posts as HTML; keep the words, drop the markup and &nbsp;.
+    text = _INLINE_TAG.sub("", _BLOCK_TAG.sub("\n", text))
+    text = html.unescape(text).replace("\xa0", " ")
+    return _LINE_BREAKS.sub("\n", text)
 
 
 def _followup_question(value: Any) -> str | None:

@@ -14,6 +14,7 @@ from rag import messages
 from rag.models import AnswerEvent, Turn
 from tests.e2e.fakes.bot_connector import FakeBotConnector, ReceivedActivity
 from tests.e2e.teams.activities import (
+    BOT,
     CHANNEL,
     PERSONAL_CONVERSATION,
     TEAM,
@@ -130,6 +131,36 @@ class TestPersonalChat:
 
         assert len(teams_service.turns) == 1
         assert len([a for a in bot_connector.received if is_final(a)]) == 1
+
+
+class TestInstall:
+    async def test_installing_the_bot_for_a_personal_chat_posts_a_greeting(
+        self, teams_server: TeamsServer, bot_connector: FakeBotConnector
+    ) -> None:
+        update = personal_message("", service_url=bot_connector.url, activity_id="upd-1")
+        update.update(type="conversationUpdate", membersAdded=[BOT])
+        del update["text"]
+
+        status, _ = await teams_server.post(update)
+        greeting = await bot_connector.wait_for(lambda a: a.type == "message")
+
+        assert status == 202
+        assert greeting.text == messages.CHITCHAT_GREETING
+        assert greeting.path == f"/v3/conversations/{PERSONAL_CONVERSATION}/activities"  # not a reply
+
+    async def test_adding_the_bot_to_a_team_posts_nothing(
+        self, teams_server: TeamsServer, bot_connector: FakeBotConnector
+    ) -> None:
+        update = channel_message(
+            "", service_url=bot_connector.url, activity_id="upd-2", root_message_id="upd-2", mention=False
+        )
+        update.update(type="conversationUpdate", membersAdded=[BOT])
+
+        status, _ = await teams_server.post(update)
+        await teams_server.adapter.close()
+
+        assert status == 202
+        assert bot_connector.received == []
 
 
 class TestChannel:

@@ -112,6 +112,14 @@ class TestReadQuestion:
 
         assert question is not None and question.text == "출장비 & 일비"
 
+    def test_html_formatted_post_keeps_its_words(self) -> None:
+        body = channel_message("연차", service_url=SERVICE_URL, activity_id="9", root_message_id="9")
+        body["text"] = "<p><at>RegBot</at>&nbsp;<strong>연차</strong>는 며칠?</p><p>15 &lt; 20 이면?</p>"
+
+        question = read_question(activity(body))
+
+        assert question is not None and question.text == "연차는 며칠?\n15 < 20 이면?"
+
     def test_the_bots_own_messages_and_other_activities_are_ignored(self) -> None:
         own = personal_message("안녕", service_url=SERVICE_URL, activity_id="1")
         own["from"] = own["recipient"]
