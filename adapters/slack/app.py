@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -161,6 +162,7 @@ class SlackAdapter:
         """Connect over Socket Mode with the app-level token; returns once connected."""
         if not self._app_token:
             raise ConfigError("Socket Mode needs SLACK_APP_TOKEN (an app-level xapp- token)")
+        self._ensure_session()
         self._socket_mode = AsyncSocketModeHandler(self._app, self._app_token)
         await self._socket_mode.connect_async()
 
@@ -174,8 +176,16 @@ class SlackAdapter:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self._client.session is not None and not self._client.session.closed:
+            await self._client.session.close()
+
+    def _ensure_session(self) -> None:
+        """One pooled HTTP session for Web API calls (created in the running loop, on first use)."""
+        if self._client.session is None or self._client.session.closed:
+            self._client.session = aiohttp.ClientSession()
 
     async def _handle_http(self, request: web.Request) -> web.Response:
+        self._ensure_session()
         bolt_response = await self._app.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(bolt_response)
 

@@ -279,3 +279,31 @@ class _Nothing:
 
 
 _NOTHING = _Nothing()
+
+
+class TestOtherEvents:
+    async def test_assistant_thread_start_is_greeted_in_the_thread(self, slack_server: SlackServer):
+        s = slack_server
+        event = {
+            "type": "assistant_thread_started",
+            "assistant_thread": {"user_id": ASKER, "channel_id": DM_CHANNEL, "thread_ts": "1760009999.000001"},
+            "event_ts": "1760009999.000002",
+        }
+
+        status, _ = await s.send.event(event)
+
+        assert status == 200
+        greeting = await s.slack.wait_for(lambda: s.slack.last_reply(DM_CHANNEL, "1760009999.000001"))
+        assert greeting.text == messages.CHITCHAT_GREETING
+
+    async def test_subscribed_events_without_work_are_acknowledged(self, slack_server: SlackServer):
+        s = slack_server
+        home = {"type": "app_home_opened", "user": ASKER, "channel": DM_CHANNEL, "tab": "messages"}
+        context = {
+            "type": "assistant_thread_context_changed",
+            "assistant_thread": {"user_id": ASKER, "channel_id": DM_CHANNEL, "thread_ts": "1760009999.000001"},
+        }
+
+        statuses = [(await s.send.event(event))[0] for event in (home, context)]
+
+        assert statuses == [200, 200]
