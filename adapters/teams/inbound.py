@@ -13,6 +13,7 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from adapters.teams import labels
 from adapters.teams.cards import FOLLOWUP_ACTION
 from rag.text import normalize_text
 
@@ -21,6 +22,7 @@ ConversationKind = Literal["personal", "groupChat", "channel"]
 _MENTION_TAG = re.compile(r"<at>(.*?)</at>", re.IGNORECASE | re.DOTALL)
 _BLOCK_TAG = re.compile(r"</?(?:p|div|br|li|ul|ol|tr|h[1-6]|blockquote)\b[^<>]*>", re.IGNORECASE)
 _INLINE_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
+_LOOKUP_COMMAND = re.compile(rf"^{labels.LOOKUP_COMMAND}\s+(\S.*)$", re.DOTALL)
 _LINE_BREAKS = re.compile(r"[ \t]*\n\s*")
 
 
@@ -43,6 +45,7 @@ class TeamsQuestion(BaseModel):
     team: str = ""
     channel: str = ""
     from_followup_button: bool = False
+    lookup_command: bool = False  # asked with the `규정 <name> [제N조]` command
 
     @property
     def conversation_key(self) -> str:
@@ -126,9 +129,12 @@ def read_question(activity: Activity) -> TeamsQuestion | None:
         if kind != "personal" and not activity.is_recipient_mentioned():
             return None
         text = _strip_recipient_mention(activity)
+    text = normalize_text(text).strip()
+    command = _LOOKUP_COMMAND.match(text)
     data = _channel_data(activity)
     return TeamsQuestion(
-        text=normalize_text(text).strip(),
+        # The command word is ours (the manifest's command list); the router recognises the reference.
+        text=command.group(1) if command else text,
         activity_id=activity.id,
         conversation_id=activity.conversation.id,
         kind=kind,
@@ -137,6 +143,7 @@ def read_question(activity: Activity) -> TeamsQuestion | None:
         team=_nested_id(data, "team"),
         channel=_nested_id(data, "channel") if kind == "channel" else _base_conversation_id(activity),
         from_followup_button=followup is not None,
+        lookup_command=command is not None,
     )
 
 

@@ -8,3 +8,6 @@ SOURCES_PREFIX = "출처:"
 
 # Appended where a too-long answer had to be cut to fit one Teams message.
 TRUNCATION_MARK = "…"
+
+# The command word of structural lookups (`규정 취업규칙 제20조`), as listed in the app manifest's commands.
+LOOKUP_COMMAND = "규정"

@@ -73,9 +73,23 @@ class TestReadQuestion:
         question = read_question(activity(body))
 
         assert question is not None
-        assert question.text == "규정 취업규칙 제20조"
+        assert (question.text, question.lookup_command) == ("취업규칙 제20조", True)
         assert question.conversation_key == f"teams:{TENANT}:{CHANNEL};messageid=5"
         assert (question.kind, question.team, question.channel) == ("channel", TEAM, CHANNEL)
+
+    @pytest.mark.parametrize(
+        ("text", "asked"),
+        [
+            ("규정 취업규칙", "취업규칙"),
+            ("규정  여비 규정 제2조", "여비 규정 제2조"),
+            ("규정에 따르면 연차는 며칠이야?", "규정에 따르면 연차는 며칠이야?"),
+            ("규정", "규정"),
+        ],
+    )
+    def test_only_the_lookup_command_word_is_removed(self, text: str, asked: str) -> None:
+        question = read_question(activity(personal_message(text, service_url=SERVICE_URL, activity_id="1")))
+
+        assert question is not None and question.text == asked
 
     def test_channel_message_without_a_mention_is_not_for_the_bot(self) -> None:
         body = channel_message(
