@@ -13,25 +13,32 @@ from pypdf import PasswordType, PdfReader
 
 from rag.errors import IngestError
 from rag.knowledge.loaders.base import LoadedDocument, PageSpan
-from rag.knowledge.loaders.textlines import clean_metadata_title, join_text, read_source, tidy_line
+from rag.knowledge.loaders.textlines import clean_metadata_title, join_text, read_source, tidy_line, title_in_text
 
 logger = logging.getLogger(__name__)
 
-# A line that starts a new unit: 조/장/절/편/관, 부칙, 별표, 항 ①, 호 "1.", 목 "가.", bullets, marks.
+# A line that starts a new unit: 조 with its title, 장/절/편/관 headings, 부칙, 별표, 항 ①, 호 "1." or "12의2.",
+# 목 "가.", bullets. "제50조, 제69조 본문 …" or "제2장에 따른 …" at the start of a line is a reference inside
+# a wrapped sentence, and "<개정 …>" or "[본조신설]" marks close the paragraph they follow.
 _STARTS_UNIT = re.compile(
-    r"^(?:제\s*\d+\s*(?:조|장|절|편|관)|부\s*칙|\[?\s*별\s*[표지]|[①-⑳]|\d{1,2}\s*[.)]\s|\(\s*\d{1,2}\s*\)"
-    r"|[가-하]\s*[.)]\s|\(\s*[가-하]\s*\)|[-•·○●◦□■▪▶※*<\[〈【「『]|[ⅰ-ⅻⅠ-Ⅻ])"
+    r"^(?:제\s*\d+\s*조(?:\s*의\s*\d+)?\s*(?:[(（]|$)"
+    r"|제\s*\d+\s*(?:장|절|편|관)(?:\s*의\s*\d+)?(?:\s+(?!및|또는|부터|까지|내지)|$)"
+    r"|부\s*칙|\[?\s*별\s*[표지]|[①-⑳]|\d{1,2}(?:의\d+)?\s*[.)](?:\s|$)|\(\s*\d{1,2}\s*\)"
+    r"|[가-하]\s*[.)](?:\s|$)|\(\s*[가-하]\s*\)|[-•·○●◦□■▪▶※*]\s|[ⅰ-ⅻⅠ-Ⅻ])"
 )
+_LIST_ITEM = re.compile(r"^([가-하])\s*[.)](?:\s|$)")
 # A line that ends a sentence or a mark: "…한다.", "<개정 2024. 1. 1.>", "[본조신설]", "다음과 같다:".
-_ENDS_UNIT = re.compile(r"[.。!?:;>\]」』】〉]$")
+# (「…」 only closes a name: "「근로기준법」" at the end of a line says nothing.)
+_ENDS_UNIT = re.compile(r"[.。!?:;>\]]$")
 _PAGE_NUMBER = re.compile(
     r"^(?:[-–—(\[]\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*[-–—)\]])?$|^\d{1,4}\s*/\s*\d{1,4}$", re.I
 )
 # Table-of-contents entries ("제1조(목적) ······ 3") would repeat every article header.
 _TOC_ENTRY = re.compile(r"(?:[.·…‥ㆍ・]\s?){4,}\s*\d{1,4}$")
-_HANGUL = re.compile("[\uac00-\ud7a3]")
 # A line at least this share of the page's widest line is "full", i.e. the PDF may have wrapped it.
 _FULL_LINE_SHARE = 0.8
+# A line is also wrapped when the next line's first word would not have fitted (widths are estimates).
+_NO_ROOM_SHARE = 0.95
 # Fewer visible characters per page than this means there is no real text layer.
 _SCANNED_CHARS_PER_PAGE = 10
 
@@ -41,41 +48,89 @@ def display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
-def is_wrapped(line: str, following: str, *, full_width: int) -> bool:
-    """True when `following` continues `line` (a PDF line wrap), judged from shapes only."""
+def starts_unit(line: str, *, last_item: str = "") -> bool:
+    """True when `line` opens a new unit. `last_item` is the latest 목 letter seen: "다. text" after "나." is
+    item 다; elsewhere, or alone, or before "다만", it ends a sentence the PDF wrapped ("…아니한" / "다.")."""
+    item = _LIST_ITEM.match(line)
+    if item and item.group(1) == "다":
+        rest = line[item.end():].strip()
+        if last_item != "나" or not rest or rest.startswith("다만"):
+            return False
+    return bool(_STARTS_UNIT.match(line))
+
+
+def is_wrapped(line: str, following: str, *, full_width: int, last_item: str = "", spaced: bool = False) -> bool:
+    """True when `following` continues `line` (a PDF line wrap), judged from shapes only.
+
+    `spaced`: the producer keeps the space at a wrap and `line` ends with one, so even a sentence end
+    ("…적용한다. " / "다만, …") is a wrap inside the paragraph rather than its end.
+    """
     current, nxt = line.strip(), following.strip()
     if not current or not nxt or full_width <= 0:
         return False
-    if _ENDS_UNIT.search(current) or _STARTS_UNIT.match(nxt):
+    # A date cut after a dot ("<개정 2020. 2. 4., 2023." / "3. 14.>") ends a line with a period mid-sentence.
+    date_cut = current.endswith(".") and current[-2:-1].isdigit() and nxt[:1].isdigit()
+    if _ENDS_UNIT.search(current) and not spaced and not date_cut:
         return False
-    return display_width(current) >= _FULL_LINE_SHARE * full_width
+    if starts_unit(nxt, last_item=last_item):
+        return False
+    width = display_width(current)
+    # Full, or too full for the next line's first word: a long word wraps early.
+    return (width >= _FULL_LINE_SHARE * full_width
+            or width + 1 + display_width(nxt.split(" ", 1)[0]) > _NO_ROOM_SHARE * full_width)
 
 
 def join_wrapped_lines(lines: list[str], *, keeps_wrap_spaces: bool) -> list[str]:
-    """One logical line per paragraph: lines the PDF wrapped mid-sentence are joined.
+    """One page's lines with the lines the PDF wrapped mid-sentence joined; see `join_wrapped_pages`."""
+    return join_wrapped_pages([lines], keeps_wrap_spaces=keeps_wrap_spaces)[0]
 
-    `lines` are one page's raw lines, trailing spaces kept. When the producer keeps the space at a wrap
-    (`keeps_wrap_spaces`), a wrap without one split a word ("대해서" / "도") and joins without a space.
+
+def join_wrapped_pages(pages: list[list[str]], *, keeps_wrap_spaces: bool) -> list[list[str]]:
+    """One logical line per paragraph: lines the PDF wrapped mid-sentence are joined, also across a page
+    break (the continuation joins the paragraph on the page where it started).
+
+    `pages` hold raw lines, trailing spaces kept. When the producer keeps the space at a wrap
+    (`keeps_wrap_spaces`), a wrap without one split a word ("대해서" / "도", "2024.1" / "2.") and
+    joins without a space.
     """
-    tidy = [tidy_line(line) for line in lines]
-    full_width = max((display_width(line) for line in tidy), default=0)
-    joined: list[str] = []
+    joined_pages: list[list[str]] = []
+    paragraph_page: list[str] = []  # the page list holding the paragraph being continued
     previous = previous_raw = ""  # the physical line before, which decides whether it was wrapped
-    for raw, line in zip(lines, tidy, strict=True):
-        if not line:
-            previous = previous_raw = ""
-            continue
-        if previous and is_wrapped(previous, line, full_width=full_width):
-            mid_word = bool(keeps_wrap_spaces and not previous_raw[-1:].isspace()
-                            and _HANGUL.match(previous[-1]) and _HANGUL.match(line[0]))
-            if previous.endswith("-") and previous[-2:-1].isalpha() and line[0].islower():
-                joined[-1] = joined[-1][:-1] + line  # English hyphenation
+    previous_width = 0  # the widest line on the previous line's page
+    last_item = ""
+    for lines in pages:
+        tidy = [tidy_line(line) for line in lines]
+        full_width = max((display_width(line) for line in tidy), default=0)
+        joined: list[str] = []
+        joined_pages.append(joined)
+        for raw, line in zip(lines, tidy, strict=True):
+            if not line:
+                previous = previous_raw = ""
+                continue
+            spaced = keeps_wrap_spaces and previous_raw[-1:].isspace()
+            if previous and is_wrapped(previous, line, full_width=previous_width, last_item=last_item, spaced=spaced):
+                # With the producer keeping spaces at wraps, a wrap without one broke a word or a number.
+                mid_word = keeps_wrap_spaces and not spaced and _glued(previous[-1], line[0])
+                if previous.endswith("-") and previous[-2:-1].isalpha() and line[0].islower():
+                    paragraph_page[-1] = paragraph_page[-1][:-1] + line  # English hyphenation
+                else:
+                    paragraph_page[-1] += ("" if mid_word else " ") + line
             else:
-                joined[-1] += ("" if mid_word else " ") + line
-        else:
-            joined.append(line)
-        previous, previous_raw = line, raw
-    return joined
+                joined.append(line)
+                paragraph_page = joined
+                item = _LIST_ITEM.match(line)
+                if item:
+                    last_item = item.group(1)
+                elif _STARTS_UNIT.match(line):
+                    last_item = ""  # a new article, paragraph or item: any 목 list restarts
+            previous, previous_raw, previous_width = line, raw, full_width
+    return joined_pages
+
+
+def _glued(last: str, first: str) -> bool:
+    """Whether two characters met at a wrap without a space belong to one token. Only punctuation followed
+    by a Latin letter is taken as two tokens: table cells a PDF ran together ("…무시)" / "bit 3")."""
+    return last.isalnum() or not (first.isascii() and first.isalpha())
 
 
 def _wrap_keeps_spaces(pages: list[list[str]]) -> bool:
@@ -92,18 +147,21 @@ def _wrap_keeps_spaces(pages: list[list[str]]) -> bool:
 
 
 def _running_lines(pages: list[list[str]]) -> set[str]:
-    """Headers and footers: lines at the top or bottom of most pages (digits ignored, for page numbers)."""
+    """Headers and footers: the same line at the top or bottom of many pages."""
     if len(pages) < 3:
         return set()
     counts: Counter[str] = Counter()
     for lines in pages:
         edge = [tidy_line(line) for line in lines if line.strip()]
         counts.update({_running_key(line) for line in edge[:2] + edge[-2:]})
-    return {key for key, count in counts.items() if key and count >= 0.5 * len(pages)}
+    # A document bound from parts has one running head per part, hence well under half the pages.
+    needed = max(3, 0.3 * len(pages))
+    return {key for key, count in counts.items() if key and count >= needed}
 
 
 def _running_key(line: str) -> str:
-    return re.sub(r"\d+", "#", line)
+    """The line with its page number masked ("취업규칙 - 3 -"); lines with more numbers stay as they are."""
+    return re.sub(r"\d+", "#", line) if len(re.findall(r"\d+", line)) == 1 else line
 
 
 def _without_running_lines(lines: list[str], running: set[str]) -> list[str]:
@@ -135,7 +193,7 @@ def _page_list(numbers: list[int]) -> str:
 
 
 class PdfLoader:
-    """Loads `.pdf` with pypdf: page text with page spans, and the metadata title when it is a real one."""
+    """Loads `.pdf` with pypdf: page text with page spans, and the metadata title when the text confirms it."""
 
     format = "pdf"
     extensions = (".pdf",)
@@ -160,8 +218,7 @@ class PdfLoader:
 
         running = _running_lines(raw_pages)
         pages = [_without_running_lines(lines, running) for lines in raw_pages]
-        keeps_spaces = _wrap_keeps_spaces(pages)
-        page_lines = [join_wrapped_lines(lines, keeps_wrap_spaces=keeps_spaces) for lines in pages]
+        page_lines = join_wrapped_pages(pages, keeps_wrap_spaces=_wrap_keeps_spaces(pages))
 
         visible = sum(len(line.replace(" ", "")) for lines in page_lines for line in lines)
         if visible < _SCANNED_CHARS_PER_PAGE * len(page_lines):
@@ -177,7 +234,8 @@ class PdfLoader:
         text, offsets = join_text(lines for _, lines in kept)
         spans = tuple(PageSpan(offset=offset, page=number)
                       for offset, (number, _) in zip(offsets, kept, strict=True))
-        return LoadedDocument(path=str(path), format=self.format, text=text, title=self._title(reader),
+        title = title_in_text(self._title(reader), text.splitlines())
+        return LoadedDocument(path=str(path), format=self.format, text=text, title=title,
                               pages=spans, warnings=tuple(warnings))
 
     def _open(self, path: Path) -> PdfReader:
@@ -185,7 +243,7 @@ class PdfLoader:
         try:
             reader = PdfReader(io.BytesIO(raw))
         except Exception as exc:  # pypdf raises many error types on damaged files; all mean "unreadable"
-            raise IngestError(f"{path.name}: damaged or invalid PDF ({exc})") from exc
+            raise IngestError(f"{path.name}: damaged or incomplete PDF; it cannot be opened ({exc})") from exc
         if reader.is_encrypted:
             # Many PDFs are encrypted only to restrict printing or editing: the empty password opens them.
             try:
@@ -201,7 +259,7 @@ class PdfLoader:
         try:
             len(reader.pages)
         except Exception as exc:  # a broken page tree only shows when the pages are listed
-            raise IngestError(f"{path.name}: damaged or invalid PDF ({exc})") from exc
+            raise IngestError(f"{path.name}: damaged PDF; its page list cannot be read ({exc})") from exc
         return reader
 
     def _title(self, reader: PdfReader) -> str:

@@ -9,8 +9,9 @@ from pathlib import Path
 from rag.errors import IngestError
 from rag.text import normalize_text
 
-# C0/C1 controls other than tab; line breaks are handled by splitting.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls other than tab (line breaks are handled by splitting), noncharacters, and the
+# replacement character that stands for a glyph the producer could not map.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd-\uffff]")
 # Private-use code points are font-specific glyphs (the Hancom logo, Symbol-font bullets): noise as text.
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 _SPACES = re.compile("[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
@@ -20,6 +21,7 @@ _PLACEHOLDER_TITLE = re.compile(
     r"^(?:untitled|no\s*title|document\s*\d*|noname\s*\d*|문서\s*\d*|새\s*문서\s*\d*|제목\s*없음|제목)$", re.I
 )
 _HANGUL = re.compile("[\uac00-\ud7a3]")
+_MAX_TITLE_CHARS = 100
 
 
 def read_source(path: Path) -> bytes:
@@ -96,9 +98,31 @@ def clean_metadata_title(title: object) -> str:
             title = repaired
     title = tidy_line(title)
     title = _TITLE_FILE_SUFFIX.sub("", _TITLE_APP_PREFIX.sub("", title)).strip()
-    if _PLACEHOLDER_TITLE.match(title):
-        return ""
+    if _PLACEHOLDER_TITLE.match(title) or len(title) > _MAX_TITLE_CHARS:
+        return ""  # a placeholder, or a whole paragraph rather than a name
     return title
+
+
+def title_in_text(title: str, lines: Sequence[str], *, first_lines: int = 15) -> str:
+    """`title` when one of the first lines of the text says it, else "".
+
+    Metadata titles are often stale: 한글 fills the title with the first line the file ever had, and
+    templates carry theirs into every copy ("본문내용", "1111"). A title the text itself shows is safe.
+    """
+    key = _title_key(title)
+    if len(key) < 2:
+        return ""
+    for line in [line for line in lines if line.strip()][:first_lines]:
+        line_key = _title_key(line)
+        if not line_key:
+            continue
+        if (key in line_key and 2 * len(key) >= len(line_key)) or (line_key in key and 2 * len(line_key) >= len(key)):
+            return title
+    return ""
+
+
+def _title_key(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).lower()
 
 
 def join_text(blocks: Iterable[Sequence[str]]) -> tuple[str, list[int]]:
