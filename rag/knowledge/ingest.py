@@ -38,7 +38,7 @@ class FileOutcome(BaseModel):
     doc: str = ""
     chunks: int = 0
     embedded: int = 0
-    reason: str = ""
+    reason: str = ""  # why it failed or was skipped, or what a best-effort loader could not read
 
 
 class IngestReport(BaseModel):
@@ -151,7 +151,8 @@ class Ingestor:
             log.exception("unexpected error ingesting %s", path)
             return FileOutcome(path=str(path), status="failed", reason=f"unexpected error ({exc.__class__.__name__})")
         status = "updated" if previous is not None else "added"
-        return FileOutcome(path=str(path), status=status, doc=parsed.doc, chunks=len(chunks), embedded=embedded)
+        return FileOutcome(path=str(path), status=status, doc=parsed.doc, chunks=len(chunks), embedded=embedded,
+                           reason="; ".join(loaded.warnings))
 
     def _embed_changed(self, chunks, key: str, collection: str) -> int:
         """Embed only chunks whose id is new or whose text changed since the last ingest."""

@@ -40,4 +40,4 @@ class OfflineQueryEnhancer:
         leaning = bool(_LEANING.search(question)) or len(question.replace(" ", "")) <= 12
         if not leaning:
             return EnhancedQuery(text=question, original=question)
-        return EnhancedQuery(text=f"{users[-1]} {question}", original=question, used_history=True)
+        return EnhancedQuery(text=f"{users[-1].rstrip('?.!~ ')} {question}", original=question, used_history=True)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# System packages the tests need: redis-server (state tests) and Chromium (playground browser test).
+# Installed from Debian packages when missing and we are root; otherwise those tests skip with a reason.
+set -uo pipefail
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "==> installing ${missing[*]} from Debian packages"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+    || echo "warning: could not install ${missing[*]}; the tests that need them will skip" >&2
+else
+  echo "note: ${missing[*]} not installed and no root/apt-get; the tests that need them will skip" >&2
+fi
+exit 0

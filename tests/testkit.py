@@ -1,0 +1,64 @@
+"""Test helpers shared by every tier: a deterministic embedder, settings and a sample-corpus build."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.app import Components, build_components
+from bot.config import Settings
+from rag.retrieval.tokenizer import Tokenizer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = REPO_ROOT / "samples"
+SHARED = REPO_ROOT.parent / "shared"
+SHARED_MISSING = "../shared is absent (a fresh clone has no evaluation corpus; CI has it)"
+
+
+class HashingEmbedder:
+    """Deterministic character-bigram hashing embedder: fast, no model, similar texts get similar vectors."""
+
+    name = "test-hashing"
+    dim = 256
+
+    def _vector(self, text: str) -> list[float]:
+        vector = [0.0] * self.dim
+        compact = "".join(text.split())
+        for a, b in itertools.pairwise(compact):
+            digest = hashlib.blake2b(f"{a}{b}".encode(), digest_size=4).digest()
+            vector[int.from_bytes(digest, "little") % self.dim] += 1.0
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+    def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+def make_settings(data_dir: Path, **overrides) -> Settings:
+    """Settings with no LLM, no platform secrets, and the given data dir."""
+    values = {"REGBOT_DATA_DIR": str(data_dir), "REGBOT_LLM": "offline"}
+    values.update(overrides)
+    return Settings(**values)
+
+
+def build_sample_components(data_dir: Path, tokenizer: Tokenizer, *, embedder=None, **overrides) -> Components:
+    """Components over the bundled samples, ingested into `data_dir`."""
+    components = build_components(make_settings(data_dir, **overrides), embedder=embedder or HashingEmbedder(),
+                                  tokenizer=tokenizer)
+    report = components.ingestor().ingest([SAMPLES])
+    assert not report.failed, report.failed
+    components.corpus.refresh()
+    return components
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -1,0 +1,26 @@
+def test_tokenizer_keeps_nouns_and_stems_and_drops_endings(kiwi_tokenizer):
+    tokens = kiwi_tokenizer.tokens("연장근로를 하면 수당을 더 받나요?")
+    assert "수당" in tokens
+    assert "연장" in tokens and "근로" in tokens
+    assert not any(t.endswith("나요") for t in tokens)
+
+
+def test_tokenizer_keeps_compound_nouns_whole_and_split(kiwi_tokenizer):
+    tokens = kiwi_tokenizer.tokens("연차유급휴가")
+    assert {"연차", "유급", "휴가", "연차유급휴가"} <= set(tokens)
+
+
+def test_tokenizer_joins_numbers_with_units(kiwi_tokenizer):
+    assert "15일" in kiwi_tokenizer.tokens("15일의 휴가")
+
+
+def test_tokenizer_drops_light_verbs_and_question_words(kiwi_tokenizer):
+    tokens = kiwi_tokenizer.tokens("연차는 며칠 있어?")
+    assert "있다" not in tokens and "며칠" not in tokens
+    assert "연차" in tokens
+
+
+def test_tokenizer_normalises_nfd_hangul(kiwi_tokenizer):
+    import unicodedata
+
+    assert kiwi_tokenizer.tokens(unicodedata.normalize("NFD", "퇴직금 지급")) == kiwi_tokenizer.tokens("퇴직금 지급")
