@@ -21,11 +21,19 @@ _URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 _BARE_BROADCAST = re.compile(r"@(here|channel|everyone)", re.IGNORECASE)
 _BROADCAST_WORDS = ("here", "channel", "everyone")
 _WORD_JOINER = "\u2060"
+_BROADCAST_TOKENS = {"!here", "!channel", "!everyone"}
+_SPACE_RUN = re.compile(r"[ \t]{2,}")
 
 
-def _token_as_plain_text(inner: str, *, bot_user_id: str = "") -> str:
-    """What a `<…>` token reads as, without any of its powers."""
+def _token_as_plain_text(inner: str, *, bot_user_id: str = "", in_question: bool = False) -> str:
+    """What a `<…>` token reads as, without any of its powers.
+
+    In a question, the bot's own mention and broadcasts (`<!here>`, …) say nothing about the
+    question and are dropped; other mentions become `@name`.
+    """
     target, _, label = inner.partition("|")
+    if in_question and target.lower() in _BROADCAST_TOKENS:
+        return ""
     if target.startswith("@"):
         if bot_user_id and target[1:] == bot_user_id:
             return ""
@@ -46,13 +54,16 @@ def _token_as_plain_text(inner: str, *, bot_user_id: str = "") -> str:
 
 
 def read_user_text(text: str, *, bot_user_id: str = "") -> str:
-    """A Slack message as the plain question it asks: mentions of the bot removed, markup unwrapped.
+    """A Slack message as the plain question it asks: the bot's mention and broadcasts removed, markup unwrapped.
 
     Slack escapes `& < >` in message text; they are decoded after the tokens are unwrapped.
     """
-    plain = _ANGLE_TOKEN.sub(lambda m: _token_as_plain_text(m.group(1), bot_user_id=bot_user_id), text or "")
+    plain = _ANGLE_TOKEN.sub(
+        lambda m: _token_as_plain_text(m.group(1), bot_user_id=bot_user_id, in_question=True), text or ""
+    )
     plain = plain.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    return normalize_text(plain).strip()
+    plain = _BARE_BROADCAST.sub("", plain)
+    return _SPACE_RUN.sub(" ", normalize_text(plain)).strip()
 
 
 def mentions_user(text: str, user_id: str) -> bool:

@@ -61,9 +61,14 @@ class TestReadUserText:
         assert text == "연차 <개정> 규정 & 수당"
 
     def test_other_mentions_and_links_become_plain_words(self):
-        text = read_user_text("<@UBOT> <@U2|kim>님 <!here> <https://wiki/a|위키> 보세요", bot_user_id="UBOT")
+        text = read_user_text("<@UBOT> <@U2|kim>님 <https://wiki/a|위키> 보세요", bot_user_id="UBOT")
 
-        assert text == "@kim님 @here 위키 (https://wiki/a) 보세요"
+        assert text == "@kim님 위키 (https://wiki/a) 보세요"
+
+    def test_broadcasts_say_nothing_about_the_question(self):
+        text = read_user_text("<!channel> 연차는  며칠이야? <!here|here> @here\n<!everyone>", bot_user_id="UBOT")
+
+        assert text == "연차는 며칠이야?"
 
     def test_decomposed_hangul_is_normalised(self):
         nfd = "\u110b\u1167\u11ab\u110e\u1161"  # 연차 as macOS sends it
