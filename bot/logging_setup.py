@@ -1,0 +1,84 @@
+"""Structured logs for `regbot serve`: one JSON object a line on stderr, message text left out by default.
+
+    configure_logging(log_content=settings.log_content, level=logging.INFO)
+
+Each line carries `ts` (UTC, ISO 8601), `level`, `logger`, `message`, any `extra={...}` fields the call
+passed, and `exception` with the traceback when there is one. What people wrote and what the bot answered
+is personal data: unless REGBOT_LOG_CONTENT=true, fields named in `CONTENT_FIELDS` are replaced by their
+length (`question` → `question_chars`), and the DEBUG output of the libraries that dump request bodies
+(Slack, Teams, LLM and HTTP clients) is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+# `extra` fields that hold what a person wrote or what the bot answered.
+CONTENT_FIELDS = frozenset({"question", "answer", "text", "content", "history", "quote"})
+
+# Their DEBUG records print request and response bodies, i.e. questions and answers.
+PAYLOAD_LOGGERS = ("slack_bolt", "slack_sdk", "microsoft_agents", "anthropic", "openai", "httpx", "httpcore",
+                   "aiohttp.client")
+
+# Attributes every LogRecord has; anything else on a record came from `extra`.
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+class JsonLogFormatter(logging.Formatter):
+    """Formats a record as one JSON line; content fields become their length unless `log_content`."""
+
+    def __init__(self, *, log_content: bool = False) -> None:
+        super().__init__()
+        self._log_content = log_content
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key in _RECORD_ATTRIBUTES or key.startswith("_") or key in entry:
+                continue
+            if key in CONTENT_FIELDS and not self._log_content:
+                entry[f"{key}_chars"] = len(value) if isinstance(value, str | list | tuple) else None
+                continue
+            entry[key] = value
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+class PayloadDebugFilter(logging.Filter):
+    """Drops DEBUG records of `PAYLOAD_LOGGERS`, whose messages embed request bodies."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.INFO:
+            return True
+        return not any(record.name == name or record.name.startswith(name + ".") for name in PAYLOAD_LOGGERS)
+
+
+def configure_logging(*, log_content: bool = False, level: int = logging.INFO, stream: TextIO | None = None) -> None:
+    """Replace the root handlers with one JSON handler; call once at start-up (`regbot serve`)."""
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(JsonLogFormatter(log_content=log_content))
+    if not log_content:
+        handler.addFilter(PayloadDebugFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    root.setLevel(level)
+    # Probes hit /healthz and /readyz every few seconds; access lines would drown the turn lines.
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+__all__ = ["CONTENT_FIELDS", "PAYLOAD_LOGGERS", "JsonLogFormatter", "PayloadDebugFilter", "configure_logging"]
