@@ -15,6 +15,7 @@ from bot.metrics import Metrics
 from bot.scopes import ScopeResolver
 from bot.service import BotService
 from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateStore
+from rag.models import Chunk, Scope
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +93,15 @@ async def metrics_view(request: web.Request) -> web.Response:
 
 
 def attach_adapters(app: web.Application, runtime: Runtime) -> None:
-    """Mount Slack and Teams when they are configured."""
+    """Mount Slack and Teams when they are configured, and the web playground when REGBOT_PLAYGROUND=true."""
     settings = runtime.settings
-    if settings.slack_signing_secret and settings.slack_bot_token:
+    if settings.slack_bot_token and (settings.slack_signing_secret or settings.slack_app_token):
         from adapters.slack.app import SlackAdapter
 
         slack = SlackAdapter(runtime.service, bot_token=settings.slack_bot_token,
                              signing_secret=settings.slack_signing_secret, api_url=settings.slack_api_url,
-                             stream_mode=settings.slack_stream_mode, app_token=settings.slack_app_token)
+                             stream_mode=settings.slack_stream_mode, app_token=settings.slack_app_token,
+                             max_question_chars=settings.max_question_chars)
         slack.attach(app)
         runtime.adapters.append(slack)
         if settings.slack_app_token:
@@ -116,6 +118,18 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
                              allow_anonymous=settings.teams_allow_anonymous and not settings.microsoft_app_id)
         teams.attach(app)
         runtime.adapters.append(teams)
+    if settings.playground:
+        from adapters.web import WebPlaygroundAdapter
+
+        lookup = runtime.components.lookup
+
+        def article_chunks(reference: str, scope: Scope) -> tuple[Chunk, ...]:
+            result = lookup.lookup(reference, scope)  # the playground's scope, as for its answers
+            return result.chunks if result.kind in ("article", "annex", "addenda") else ()
+
+        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks)
+        playground.attach(app)
+        runtime.adapters.append(playground)
 
 
 def create_app(runtime: Runtime) -> web.Application:
