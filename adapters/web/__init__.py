@@ -1,0 +1,10 @@
+"""The web playground: a browser page over the same AnswerEvents as Slack and Teams (off unless enabled).
+
+Other packages import only `WebPlaygroundAdapter` (and the `ArticleLookup` callable type it takes) from here.
+Internal modules: page (the HTML and static files), events (AnswerEvents as Server-Sent Events), inbound
+(request validation), article (the side panel's view of a cited article), records, labels.
+"""
+
+from adapters.web.app import ArticleLookup, WebPlaygroundAdapter
+
+__all__ = ["ArticleLookup", "WebPlaygroundAdapter"]

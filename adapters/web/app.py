@@ -1,0 +1,261 @@
+"""The web playground: a page where administrators try regbot in a browser before registering a chat app.
+
+    adapter = WebPlaygroundAdapter(service, lookup_article=article_chunks)
+    adapter.attach(app)          # GET /, the page's static files and /api/playground/*
+
+Routes (all read-only; questions go through `TurnService.answer`, which applies the rate limits):
+    GET  /                              the page (labels from `labels.py`, no build step, no framework)
+    POST /api/playground/ask            JSON {question, conversation_id, user_id} → text/event-stream,
+                                        one `event: <kind>` frame per AnswerEvent; `X-Regbot-Turn` names the turn
+    POST /api/playground/feedback       JSON {conversation_id, user_id, turn_id, rating} → 👍/👎 recorded
+    GET  /api/playground/article        ?doc=..&article=.. → the cited article's text (404 when unknown)
+    GET  /api/playground/history        ?conversation_id=.. → the tab's stored conversation (after a reload)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+from urllib.parse import urlsplit
+from uuid import uuid4
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.web.article import article_view
+from adapters.web.events import SSE_CONTENT_TYPE, encode_event
+from adapters.web.inbound import (
+    MAX_BODY_BYTES,
+    ArticleRequest,
+    AskRequest,
+    BrowserId,
+    FeedbackRequest,
+    conversation_key,
+)
+from adapters.web.page import STATIC_FILES, STATIC_PREFIX, page_config, render_page, static_text
+from adapters.web.records import AnsweredTurn, AnsweredTurns
+from rag import messages
+from rag.models import AnswerEventKind, Chunk, Scope, Turn
+
+logger = logging.getLogger(__name__)
+
+ASK_ROUTE = "/api/playground/ask"
+FEEDBACK_ROUTE = "/api/playground/feedback"
+ARTICLE_ROUTE = "/api/playground/article"
+HISTORY_ROUTE = "/api/playground/history"
+TURN_HEADER = "X-Regbot-Turn"
+
+# The article text for a reference (`취업규칙 제20조`) within a scope; empty when it names no article.
+ArticleLookup = Callable[[str, Scope], Sequence[Chunk]]
+
+# Scripts, styles and requests only from this server; the page is never framed.
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class WebPlaygroundAdapter:
+    """The playground page and its JSON/SSE endpoints, rendering the same AnswerEvents as Slack and Teams.
+
+    Args:
+        service: the bot service (scope, answers with rate limits and history, feedback).
+        lookup_article: the structural lookup for a citation's article; without it the side panel shows only
+            the quoted text.
+        remembered_answers: how many answers are kept per process for feedback to name.
+    """
+
+    def __init__(
+        self,
+        service: TurnService,
+        *,
+        lookup_article: ArticleLookup | None = None,
+        remembered_answers: int = 2000,
+    ) -> None:
+        self._service = service
+        self._lookup_article = lookup_article
+        self._answered = AnsweredTurns(capacity=remembered_answers)
+        api = {"ask": ASK_ROUTE, "feedback": FEEDBACK_ROUTE, "article": ARTICLE_ROUTE, "history": HISTORY_ROUTE}
+        self._page = render_page(page_config(api=api, articles=lookup_article is not None))
+        self._static = {name: static_text(name) for name in STATIC_FILES}
+
+    def attach(self, app: web.Application) -> None:
+        """Add the page, its static files and the playground API to `app`."""
+        app.router.add_get("/", self.index)
+        for name in STATIC_FILES:
+            app.router.add_get(f"{STATIC_PREFIX}/{name}", self.static)
+        app.router.add_post(ASK_ROUTE, self.ask)
+        app.router.add_post(FEEDBACK_ROUTE, self.feedback)
+        app.router.add_get(ARTICLE_ROUTE, self.article)
+        app.router.add_get(HISTORY_ROUTE, self.history)
+
+    async def close(self) -> None:
+        """Nothing to release: aiohttp's graceful shutdown lets streaming answers finish, then cancels them."""
+
+    # --- page -----------------------------------------------------------------
+
+    async def index(self, request: web.Request) -> web.Response:
+        return web.Response(text=self._page, content_type="text/html", charset="utf-8", headers=_SECURITY_HEADERS)
+
+    async def static(self, request: web.Request) -> web.Response:
+        name = request.path.rsplit("/", 1)[-1]
+        return web.Response(text=self._static[name], content_type=STATIC_FILES[name], charset="utf-8",
+                            headers=_SECURITY_HEADERS)
+
+    # --- API ------------------------------------------------------------------
+
+    async def ask(self, request: web.Request) -> web.StreamResponse:
+        """Stream the answer to one question as Server-Sent Events."""
+        try:
+            asked = await _read_json(request, AskRequest)
+        except _BadRequest as bad:
+            return _error(bad.status, bad.reason)
+        scope = await self._service.scope_for(ScopeRequest(platform="web", is_direct=True))
+        turn = Turn(
+            turn_id=uuid4().hex,
+            text=asked.text,
+            user=asked.user_id,
+            conversation_key=conversation_key(asked.conversation_id),
+            scope=scope,
+        )
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": f"{SSE_CONTENT_TYPE}; charset=utf-8",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",  # proxies such as nginx would otherwise hold the stream back
+                TURN_HEADER: turn.turn_id,
+            }
+        )
+        await response.prepare(request)
+        try:
+            await self._stream(turn, response)
+        except ConnectionResetError:
+            # The tab was closed or reloaded mid-answer; closing the events ended the turn and freed its lock.
+            logger.info("web turn %s: the browser left before the end of the answer", turn.turn_id)
+            return response
+        await response.write_eof()
+        return response
+
+    async def _stream(self, turn: Turn, response: web.StreamResponse) -> None:
+        async with contextlib.aclosing(self._service.answer(turn)) as events:
+            async for event in events:
+                if event.kind == AnswerEventKind.DONE and event.answer is not None:
+                    # Remembered before the page can show the 👍/👎 buttons of this answer.
+                    self._answered.remember(turn.turn_id, AnsweredTurn(
+                        conversation_key=turn.conversation_key, question=turn.text,
+                        answer=event.answer.text, citations=event.answer.citations,
+                    ))
+                await response.write(encode_event(event))
+
+    async def feedback(self, request: web.Request) -> web.Response:
+        """Record a 👍/👎 through the service, as Slack and Teams do; one vote per answer and user."""
+        try:
+            vote = await _read_json(request, FeedbackRequest)
+        except _BadRequest as bad:
+            return _error(bad.status, bad.reason)
+        key = conversation_key(vote.conversation_id)
+        if not await self._service.claim_event(f"web:feedback:{vote.turn_id}:{vote.user_id}"):
+            return web.json_response({"recorded": False, "message": messages.FEEDBACK_THANKS})
+        answered = self._answered.get(vote.turn_id)
+        if answered is not None and answered.conversation_key != key:
+            answered = None  # a turn of another conversation: never attach its text to this vote
+        await self._service.record_feedback(Feedback(
+            platform="web",
+            conversation_key=key,
+            user=vote.user_id,
+            rating=vote.rating,
+            question=answered.question if answered else "",
+            answer=answered.answer if answered else "",
+            citations=answered.citations if answered else (),
+            comment=vote.comment,
+        ))
+        return web.json_response({"recorded": True, "message": messages.FEEDBACK_THANKS})
+
+    async def article(self, request: web.Request) -> web.Response:
+        """The article a citation names, within the playground's scope."""
+        try:
+            wanted = ArticleRequest.model_validate(dict(request.query))
+        except ValidationError:
+            return _error(400, "doc is required (article optional), e.g. ?doc=취업규칙&article=제20조")
+        not_found = messages.LOOKUP_NOT_FOUND.format(query=wanted.reference)
+        if self._lookup_article is None:
+            return web.json_response({"error": not_found}, status=404)
+        scope = await self._service.scope_for(ScopeRequest(platform="web", is_direct=True))
+        chunks = await asyncio.to_thread(self._lookup_article, wanted.reference, scope)
+        view = article_view(chunks)
+        if view is None:
+            return web.json_response({"error": not_found}, status=404)
+        return web.json_response(view.model_dump(mode="json"))
+
+    async def history(self, request: web.Request) -> web.Response:
+        """The tab's conversation as stored by the service, so a reloaded page shows it again."""
+        try:
+            wanted = _HistoryRequest.model_validate(dict(request.query))
+        except ValidationError:
+            return _error(400, "conversation_id must be 8-64 letters, digits, '-' or '_'")
+        stored = await self._service.history(conversation_key(wanted.conversation_id))
+        return web.json_response({"messages": [m.model_dump(mode="json") for m in stored]})
+
+
+class _HistoryRequest(BaseModel):
+    conversation_id: BrowserId
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+async def _read_json(request: web.Request, model: type[Model]) -> Model:
+    """The request's JSON body as `model`; refuses other origins, other content types and oversized bodies."""
+    if not _same_origin(request):
+        raise _BadRequest(403, "cross-origin requests are not accepted")
+    if request.content_type != "application/json":
+        raise _BadRequest(415, "send the body as application/json")
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise _BadRequest(413, "the request body is too large")
+    body = await request.read()  # a chunked body is bounded by the application's client_max_size
+    if len(body) > MAX_BODY_BYTES:
+        raise _BadRequest(413, "the request body is too large")
+    try:
+        return model.model_validate(json.loads(body))
+    except (ValueError, UnicodeDecodeError, ValidationError):
+        raise _BadRequest(400, f"the body does not match {model.__name__}") from None
+
+
+def _same_origin(request: web.Request) -> bool:
+    # JSON-only POSTs already need a CORS preflight from another site; checking Origin closes the rest.
+    origin = request.headers.get("Origin")
+    if not origin:
+        return True  # not a browser cross-site request (curl, tests)
+    return urlsplit(origin).netloc == request.host
+
+
+def _error(status: int, reason: str) -> web.Response:
+    return web.json_response({"error": reason}, status=status)
+
+
+__all__ = [
+    "ARTICLE_ROUTE",
+    "ASK_ROUTE",
+    "FEEDBACK_ROUTE",
+    "HISTORY_ROUTE",
+    "TURN_HEADER",
+    "ArticleLookup",
+    "WebPlaygroundAdapter",
+]

@@ -1,0 +1,125 @@
+"""The playground on the real server over the sample regulations, over plain HTTP (no browser)."""
+
+from __future__ import annotations
+
+import json
+
+import aiohttp
+
+from bot.limits import LimitsConfig
+from rag import messages
+from tests.unit.adapters.web.fakes import parse_sse
+
+QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+CONVERSATION = "e2etab0123456789"
+USER = "e2ebrowser012345"
+
+
+async def ask(http: aiohttp.ClientSession, url: str, question: str = QUESTION, *, conversation: str = CONVERSATION,
+              user: str = USER) -> tuple[str, list[tuple[str, dict]]]:
+    body = {"question": question, "conversation_id": conversation, "user_id": user}
+    async with http.post(url + "/api/playground/ask", json=body) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"] == "text/event-stream; charset=utf-8"
+        return response.headers["X-Regbot-Turn"], parse_sse(await response.text())
+
+
+class TestPlaygroundOff:
+    async def test_page_and_api_are_absent_by_default(self, start_regbot):
+        server = await start_regbot()
+        async with aiohttp.ClientSession() as http:
+            async with http.get(server.url + "/") as page:
+                assert page.status == 404
+            body = {"question": QUESTION, "conversation_id": CONVERSATION, "user_id": USER}
+            async with http.post(server.url + "/api/playground/ask", json=body) as answer:
+                assert answer.status == 404
+            async with http.get(server.url + "/api/playground/article", params={"doc": "취업규칙"}) as article:
+                assert article.status == 404
+
+
+class TestPlaygroundOn:
+    async def test_answer_streams_status_text_and_the_cited_article(self, start_regbot):
+        server = await start_regbot(REGBOT_PLAYGROUND="true")
+        async with aiohttp.ClientSession() as http:
+            async with http.get(server.url + "/") as page:
+                assert page.status == 200
+                assert "regbot 규정 도우미" in await page.text()
+            _, frames = await ask(http, server.url)
+
+        kinds = [name for name, _ in frames]
+        assert kinds[0] == "status"
+        assert kinds[-1] == "done"
+        assert "delta" in kinds and "sources" in kinds
+        statuses = [data["text"] for name, data in frames if name == "status"]
+        assert messages.STATUS_SEARCHING in statuses
+        streamed = "".join(data["text"] for name, data in frames if name == "delta")
+        assert "15일" in streamed
+        answer = frames[-1][1]["answer"]
+        assert answer["route"] == "search"
+        assert ("취업규칙", "제20조") in {(c["doc"], c["article"]) for c in answer["citations"]}
+
+    async def test_follow_up_in_the_same_tab_continues_the_stored_thread(self, start_regbot):
+        server = await start_regbot(REGBOT_PLAYGROUND="true")
+        async with aiohttp.ClientSession() as http:
+            _, first = await ask(http, server.url)
+            followup = first[-1][1]["answer"]["followups"][0]
+            _, second = await ask(http, server.url, followup)
+            async with http.get(server.url + "/api/playground/history",
+                                params={"conversation_id": CONVERSATION}) as response:
+                shown = await response.json()
+
+        assert second[-1][0] == "done"
+        stored = await server.runtime.service.history(f"web:{CONVERSATION}")
+        assert [m.content for m in stored if m.role == "user"] == [QUESTION, followup]
+        assert [m["content"] for m in shown["messages"]] == [m.content for m in stored]
+
+    async def test_article_endpoint_returns_the_sample_article(self, start_regbot):
+        server = await start_regbot(REGBOT_PLAYGROUND="true")
+        async with aiohttp.ClientSession() as http:
+            async with http.get(server.url + "/api/playground/article",
+                                params={"doc": "취업규칙", "article": "제20조"}) as response:
+                article = await response.json()
+            async with http.get(server.url + "/api/playground/article",
+                                params={"doc": "취업규칙", "article": "제999조"}) as missing:
+                assert missing.status == 404
+
+        assert response.status == 200
+        assert (article["doc"], article["article"], article["title"]) == ("취업규칙", "제20조", "연차유급휴가")
+        assert article["chapter"].startswith("제4장")
+        assert article["lines"][0].startswith("①")
+        assert any("15일" in line for line in article["lines"])
+
+    async def test_thumbs_up_is_stored_like_slack_feedback(self, start_regbot):
+        server = await start_regbot(REGBOT_PLAYGROUND="true")
+        async with aiohttp.ClientSession() as http:
+            turn_id, frames = await ask(http, server.url)
+            vote = {"conversation_id": CONVERSATION, "user_id": USER, "turn_id": turn_id, "rating": "up"}
+            async with http.post(server.url + "/api/playground/feedback", json=vote) as response:
+                assert response.status == 200
+                assert (await response.json())["message"] == messages.FEEDBACK_THANKS
+            async with http.get(server.url + "/metrics") as metrics:
+                exposition = await metrics.text()
+
+        records = [json.loads(r) for r in await server.runtime.store.recent_feedback()]
+        assert len(records) == 1
+        record = records[0]
+        assert (record["platform"], record["rating"], record["user"]) == ("web", "up", USER)
+        assert record["conversation_key"] == f"web:{CONVERSATION}"
+        assert record["question"] == QUESTION
+        assert record["answer"] == frames[-1][1]["answer"]["text"]
+        assert any(c["article"] == "제20조" for c in record["citations"])
+        assert 'regbot_feedback_total{platform="web",rating="up"} 1.0' in exposition
+
+    async def test_rate_limit_applies_per_browser(self, start_regbot):
+        limits = LimitsConfig(user_burst=1, user_refill_per_min=0.5, workspace_burst=1000)
+        server = await start_regbot(limits=limits, REGBOT_PLAYGROUND="true")
+        async with aiohttp.ClientSession() as http:
+            _, first = await ask(http, server.url)
+            _, second = await ask(http, server.url, "경조휴가는 며칠이야?")
+            _, other_browser = await ask(http, server.url, "경조휴가는 며칠이야?", conversation="othertab0123456",
+                                         user="otherbrowser0123")
+
+        assert first[-1][0] == "done"
+        assert second == [("error", second[0][1])]
+        assert second[0][1]["text"].startswith(messages.RATE_LIMITED.split("{")[0])
+        assert other_browser[-1][0] == "done"
