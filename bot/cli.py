@@ -1,4 +1,4 @@
-"""The `regbot` command line (DESIGN.md §3): ingest, ask, chat, search, eval, serve."""
+"""The `regbot` command line (DESIGN.md §3): ingest, ask, chat, search, eval, serve, playground."""
 
 from __future__ import annotations
 
@@ -195,6 +195,34 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return serve(settings)
 
 
+def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
+    """`regbot serve` with the web playground on, bound to this machine only; prints (and opens) its address."""
+    import os
+    import webbrowser
+
+    from aiohttp import web
+
+    from bot.server import build_runtime, create_app
+
+    port = args.port if args.port is not None else settings.port
+    settings = settings.model_copy(update={"playground": True, "host": "127.0.0.1", "port": port})
+    components = build(settings)
+    if not components.corpus.chunks:
+        console.print("[yellow]색인이 비어 있어요. 먼저 `regbot ingest 규정폴더`를 실행해 주세요.[/yellow]")
+    url = f"http://127.0.0.1:{port}/"
+
+    def ready(_: str) -> None:  # run_app calls this once the port is listening
+        out.print(f"regbot playground: {url}  (끝내려면 Ctrl-C)")
+        # Without a display, webbrowser would start a text browser in this terminal: only print the address.
+        if not args.no_browser and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                                    or sys.platform in ("darwin", "win32")):
+            webbrowser.open(url)
+
+    web.run_app(create_app(build_runtime(settings, components)), host=settings.host, port=port, print=ready,
+                shutdown_timeout=30)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="regbot", description="규정 안내 봇 regbot")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
@@ -223,6 +251,10 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_eval)
     s = sub.add_parser("serve", help="HTTP server for Slack, Teams, health and metrics")
     s.set_defaults(func=cmd_serve)
+    s = sub.add_parser("playground", help="the web playground on 127.0.0.1 (opens a browser when there is one)")
+    s.add_argument("--port", type=int, default=None, help="port (default: REGBOT_PORT or 3978)")
+    s.add_argument("--no-browser", action="store_true", help="only print the address")
+    s.set_defaults(func=cmd_playground)
     return p
 
 

@@ -4,6 +4,9 @@
 set -uo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# Chromium for the playground browser tests (driven by Playwright, never a downloaded browser); the fonts make
+# the Korean text and the 👍/👎 buttons legible in its screenshots (test-artifacts/playground*.png).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium chromium-driver fonts-nanum fonts-noto-color-emoji)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
