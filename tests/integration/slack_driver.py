@@ -104,8 +104,8 @@ class TimedSlackApi(FakeSlackApi):
         call = self.calls[-1]
         channel = str(call.args.get("channel") or call.args.get("channel_id") or "")
         thread_ts = str(call.args.get("thread_ts") or "")
-        if not thread_ts and call.method == "chat.update":
-            message = self.messages.get((channel, str(call.args.get("ts") or "")))
+        if not thread_ts and call.args.get("ts"):  # chat.update and chat.*Stream name the message, not the thread
+            message = self.messages.get((channel, str(call.args["ts"])))
             thread_ts = message.thread_ts if message else ""
         self.timed.append(TimedCall(arrived, call.method, channel, thread_ts))
         if thread_ts and (channel, thread_ts) not in self.finished_at and self.answered(channel, thread_ts):

