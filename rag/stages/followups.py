@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import logging
+
+from pydantic import BaseModel, Field
+
+from rag.llm import LlmProvider, LlmUnavailable
 from rag.models import Hit
+from rag.stages.structured_output import complete_structured
+from rag.text import collapse_spaces, normalize_text
+
+log = logging.getLogger(__name__)
 
 MAX_FOLLOWUPS = 3
 MAX_CHARS = 60
+
+# Only articles the bot actually retrieved are listed, and the questions must be answerable from them, so a
+# follow-up button never leads to "not found".
+FOLLOWUP_PROMPT = """\
+당신은 회사 규정 안내 봇입니다. 사용자가 방금 한 질문과 검색된 조문 목록을 보고, 사용자가 이어서 물어볼 만한 \
+짧은 질문 2~3개를 record_result 도구로 주세요.
+- 목록의 조문으로 답할 수 있는 질문만, 방금 질문과 겹치지 않게.
+- 사용자가 쓸 법한 말투의 한 문장, 40자 이내.
+"""
+
+FOLLOWUP_SCHEMA = {
+    "type": "object",
+    "properties": {"questions": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FOLLOWUPS}},
+    "required": ["questions"],
+}
 
 
 class OfflineFollowupSuggester:
     """Asks about the related articles that were retrieved but not cited, by their titles."""
 
-    async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str]) -> tuple[str, ...]:
+    async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
+                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]:
         out: list[str] = []
         seen_titles: set[str] = set()
         for hit in hits:
@@ -25,3 +50,54 @@ class OfflineFollowupSuggester:
             if len(out) == MAX_FOLLOWUPS:
                 break
         return tuple(out)
+
+
+def clean_followups(question: str, candidates: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """At most three distinct, short questions that are not the question just asked."""
+    asked = collapse_spaces(normalize_text(question))
+    out: list[str] = []
+    for candidate in candidates:
+        text = collapse_spaces(normalize_text(candidate)).strip(" -•\"'")
+        if not text or text == asked or text in out or len(text) > MAX_CHARS:
+            continue
+        out.append(text)
+        if len(out) == MAX_FOLLOWUPS:
+            break
+    return tuple(out)
+
+
+class _FollowupReply(BaseModel):
+    questions: list[str] = Field(default_factory=list)
+
+
+class LlmFollowupSuggester:
+    """Keeps the generator's own suggestions when it gave two or more; otherwise one fast call; offline last.
+
+    The LLM generator writes follow-ups at the end of its answer, so on the common path this stage makes no call.
+    """
+
+    def __init__(self, llm: LlmProvider, *, fallback: OfflineFollowupSuggester, timeout_s: float = 8.0,
+                 prompt: str = FOLLOWUP_PROMPT) -> None:
+        self.llm = llm
+        self.fallback = fallback
+        self.timeout_s = timeout_s
+        self.prompt = prompt
+
+    async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
+                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]:
+        suggested = clean_followups(question, proposed)
+        if len(suggested) >= 2:
+            return suggested
+        if not hits or not self.llm.available:
+            return await self.fallback.run(question, hits, cited_chunk_ids)
+        articles = "\n".join(f"- {h.chunk.label}" + (f"({h.chunk.title})" if h.chunk.title else "")
+                             for h in hits[:10])
+        try:
+            reply = await complete_structured(self.llm, system=self.prompt,
+                                              user=f"질문: {question}\n\n검색된 조문:\n{articles}",
+                                              schema=FOLLOWUP_SCHEMA, output=_FollowupReply,
+                                              timeout_s=self.timeout_s, max_tokens=300)
+        except LlmUnavailable as exc:
+            log.warning("follow-ups fall back offline: %s", exc)
+            return await self.fallback.run(question, hits, cited_chunk_ids)
+        return clean_followups(question, reply.questions) or await self.fallback.run(question, hits, cited_chunk_ids)

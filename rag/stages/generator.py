@@ -1,18 +1,73 @@
-"""Generator: writes the cited answer. Offline it is extractive: it quotes the best paragraphs, each cited."""
+"""Generator: writes the cited answer.
+
+Offline it is extractive: it quotes the best paragraphs, each cited. The LLM version streams an answer from the
+strong model in which every claim cites a numbered source ([n]); the sources list is built from the markers the
+answer used, and follow-up questions ride at the end of the same call (hidden from the stream), so suggesting
+them costs no extra call.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from rag import messages
-from rag.models import Citation, Hit
+from rag.llm import LlmProvider, LlmRequest, LlmRequestFailed, LlmUnavailable
+from rag.models import Citation, Hit, Message, Role
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
 
+log = logging.getLogger(__name__)
+
+FOLLOWUP_MARKER = "<후속질문>"
+
+# The rules a reader checks an answer against, in order of importance: cite every claim with the given
+# numbers, say so when the sources do not answer, then shape; the follow-up block is last so a cut-off
+# stream loses only the suggestions.
+GENERATE_PROMPT = f"""\
+당신은 회사 규정·법령을 안내하는 도우미입니다. <참고 조문>에 있는 내용만 근거로 질문에 답하세요.
+
+- 사실을 말하는 문장마다 문장 끝(마침표 앞)에 근거 조문 번호를 [1]처럼 붙이세요. 근거가 여럿이면 [1][3]. \
+주어진 번호만 쓰고, 조문에 없는 내용(일반 상식, 다른 법령, 추측)은 쓰지 마세요.
+- 조문으로 답할 수 없는 부분은 "등록된 규정에서 확인되지 않는다"고 분명히 말하고, 어디에 확인하면 좋을지 \
+(예: 인사팀, 소관 부서, 관련 법령 원문) 한 줄로 알려 주세요.
+- 질문과 같은 언어로 답하세요. 한국어 질문에는 존댓말로 답하세요.
+- 결론을 먼저 한두 문장으로 말하고, 그다음 조건·예외를 짧게 덧붙이세요. 숫자·기간·금액·요건은 \
+조문의 표현 그대로 쓰세요.
+- 질문이 여러 부분으로 나뉘어 있으면 부분마다 **굵은 소제목**을 달아 차례로 답하세요.
+- 답변을 마치면 새 줄에 {FOLLOWUP_MARKER} 라고 쓰고, 그 아래에 참고 조문으로 답할 수 있는 짧은 다음 질문 2~3개를 \
+한 줄에 하나씩 쓰세요(번호·기호 없이).
+"""
+
+STYLE_HINTS = {
+    "concise": "답변 길이: 간결하게(다섯 문장 안팎).",
+    "detailed": "답변 길이: 조건과 예외까지 자세히.",
+    "steps": "답변 형식: 절차를 번호 목록으로.",
+}
+
+# A second, non-streamed attempt after the verifier found claims its sources do not support.
+REVISE_INSTRUCTION = """\
+아래는 이 질문에 대한 이전 답변입니다. 표시한 문장은 인용한 조문에서 확인되지 않았습니다.
+그 문장을 조문에 맞게 고치거나 빼고, 같은 규칙(문장마다 [n] 인용)으로 답변 전체를 다시 쓰세요. 후속질문은 쓰지 마세요.
+
+이전 답변:
+{draft}
+
+확인되지 않은 문장:
+{unsupported}
+"""
+
 _PARAGRAPH_START = re.compile(r"^([①-⑳])")
+_MARKER = re.compile(r"\[(\d+)\]")
+_MARKER_LIST = re.compile(r"\[(\d+(?:\s*,\s*\d+)+)\]")
+# The follow-up block when the model dressed the marker up (bold, a colon, no angle brackets).
+_LOOSE_FOLLOWUP_HEADING = re.compile(r"\n[ \t*#]*<?후속\s?질문>?[ \t*:]*\n")
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s*")
 
 
 class GenerationInput(BaseModel):
@@ -23,6 +78,7 @@ class GenerationInput(BaseModel):
     question: str
     sub_questions: tuple[str, ...] = ()
     evidence: tuple[tuple[Hit, ...], ...]  # one tuple per part (one part for a simple question)
+    answer_style: str = "concise"
 
 
 class DraftAnswer(BaseModel):
@@ -30,6 +86,9 @@ class DraftAnswer(BaseModel):
 
     text: str
     citations: tuple[Citation, ...]
+    followups: tuple[str, ...] = ()  # proposed by the generator itself (LLM only)
+    note: str = ""  # a user-facing line to append: the offline fallback or an interrupted stream
+    by: Literal["llm", "extractive"] = "extractive"
 
 
 def split_paragraphs(chunk_text: str) -> list[tuple[str, str]]:
@@ -66,6 +125,11 @@ class ExtractiveGenerator:
     def finish(self) -> DraftAnswer:
         return self._draft
 
+    async def revise(self, request: GenerationInput, draft: DraftAnswer,
+                     unsupported: tuple[str, ...]) -> DraftAnswer | None:
+        """Quotes cannot be rewritten: the verifier removes what it cannot confirm."""
+        return None
+
     def draft(self, request: GenerationInput) -> DraftAnswer:
         citations: list[Citation] = []
         lines = [messages.EXTRACTIVE_INTRO, ""]
@@ -101,3 +165,244 @@ class ExtractiveGenerator:
     def _trim(self, text: str) -> str:
         text = re.sub(r"\s*<(개정|신설)[^>]*>", "", text).replace("\n", " ")
         return text if len(text) <= self.max_quote_chars else text[: self.max_quote_chars].rstrip() + "…"
+
+
+class NumberedSource(BaseModel):
+    """A chunk as the prompt numbers it; `parts` are the question parts (0-based) it was retrieved for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    hit: Hit
+    parts: tuple[int, ...]
+
+
+def number_sources(request: GenerationInput, *, per_part: int = 5, limit: int = 12) -> list[NumberedSource]:
+    """Number the evidence 1..n, part by part, each chunk once (a chunk two parts share keeps one number)."""
+    numbered: dict[str, NumberedSource] = {}
+    for part, hits in enumerate(request.evidence):
+        for hit in hits[:per_part]:
+            known = numbered.get(hit.chunk.chunk_id)
+            if known is not None:
+                numbered[hit.chunk.chunk_id] = known.model_copy(update={"parts": (*known.parts, part)})
+            elif len(numbered) < limit:
+                numbered[hit.chunk.chunk_id] = NumberedSource(index=len(numbered) + 1, hit=hit, parts=(part,))
+    return list(numbered.values())
+
+
+class FollowupSplitter:
+    """Separates the streamed answer from the follow-up block after `FOLLOWUP_MARKER`.
+
+    Text that could be the start of the marker is held back until the next delta shows it is not, so the
+    user never sees the marker or the questions below it.
+    """
+
+    def __init__(self, marker: str = FOLLOWUP_MARKER) -> None:
+        self.marker = marker
+        self._pending = ""
+        self._tail: list[str] = []
+        self._in_block = False
+
+    def feed(self, delta: str) -> str:
+        """The part of `delta` (plus held-back text) that is safe to show now."""
+        if self._in_block:
+            self._tail.append(delta)
+            return ""
+        self._pending += delta
+        at = self._pending.find(self.marker)
+        if at >= 0:
+            visible = self._pending[:at]
+            self._tail.append(self._pending[at + len(self.marker):])
+            self._pending = ""
+            self._in_block = True
+            return visible
+        hold = next((k for k in range(len(self.marker) - 1, 0, -1) if self._pending.endswith(self.marker[:k])), 0)
+        visible = self._pending[: len(self._pending) - hold]
+        self._pending = self._pending[len(self._pending) - hold:]
+        return visible
+
+    def close(self) -> str:
+        """Whatever was held back when the stream ended without completing the marker."""
+        visible, self._pending = ("" if self._in_block else self._pending), ""
+        return visible
+
+    @property
+    def followups(self) -> tuple[str, ...]:
+        return parse_followups("".join(self._tail))
+
+
+def parse_followups(block: str) -> tuple[str, ...]:
+    """One question a line, list markers and quotes stripped."""
+    out: list[str] = []
+    for line in block.splitlines():
+        line = _LIST_PREFIX.sub("", line).strip().strip('"“”').strip()
+        if line and line not in out:
+            out.append(line)
+    return tuple(out)
+
+
+def split_off_followups(text: str) -> tuple[str, tuple[str, ...]]:
+    """(answer, follow-ups) from a whole reply, accepting the marker or a dressed-up 후속질문 heading."""
+    at = text.find(FOLLOWUP_MARKER)
+    if at >= 0:
+        return text[:at].rstrip(), parse_followups(text[at + len(FOLLOWUP_MARKER):])
+    match = _LOOSE_FOLLOWUP_HEADING.search(text)
+    if match:
+        return text[: match.start()].rstrip(), parse_followups(text[match.end():])
+    return text.rstrip(), ()
+
+
+def expand_marker_lists(text: str) -> str:
+    """[1, 3] → [1][3], the one marker form the verifier and the sources list read."""
+    return _MARKER_LIST.sub(lambda m: "".join(f"[{n.strip()}]" for n in m.group(1).split(",")), text)
+
+
+class LlmGenerator:
+    """Streams a cited answer from the strong model; the extractive answer (with a note) when the LLM is down.
+
+    One instance per turn: it keeps the draft for `finish()`. A failure before the first delta switches to the
+    fallback; a failure after it keeps what was shown and adds `messages.STREAM_INTERRUPTED`.
+    """
+
+    def __init__(self, llm: LlmProvider, *, fallback: ExtractiveGenerator, tokenizer: Tokenizer,
+                 first_delta_timeout_s: float = 20.0, delta_timeout_s: float = 15.0, revise_timeout_s: float = 30.0,
+                 max_tokens: int = 1500, source_chars: int = 1500, prompt: str = GENERATE_PROMPT) -> None:
+        if min(first_delta_timeout_s, delta_timeout_s, revise_timeout_s) <= 0:
+            raise ValueError("timeouts must be positive")
+        self.llm = llm
+        self.fallback = fallback
+        self.tokenizer = tokenizer
+        self.first_delta_timeout_s = first_delta_timeout_s
+        self.delta_timeout_s = delta_timeout_s
+        self.revise_timeout_s = revise_timeout_s
+        self.max_tokens = max_tokens
+        self.source_chars = source_chars
+        self.prompt = prompt
+        self._sources: list[NumberedSource] = []
+        self._shown: list[str] = []
+        self._followups: tuple[str, ...] = ()
+        self._note = ""
+        self._used_fallback = False
+
+    async def stream(self, request: GenerationInput) -> AsyncIterator[str]:
+        """Yields the answer text as it arrives; never raises `LlmUnavailable` (it falls back or notes)."""
+        self._sources = number_sources(request)
+        if not self.llm.available:
+            async for piece in self._fall_back(request, "the LLM is unavailable (circuit breaker open)"):
+                yield piece
+            return
+        splitter = FollowupSplitter()
+        stream = self.llm.stream(LlmRequest(system=self.prompt, messages=(self._user_message(request),),
+                                            tier="strong", max_tokens=self.max_tokens,
+                                            timeout_s=self.delta_timeout_s))
+        try:
+            while True:
+                wait_s = self.delta_timeout_s if self._shown else self.first_delta_timeout_s
+                try:
+                    async with asyncio.timeout(wait_s):
+                        delta = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError as error:
+                    raise LlmRequestFailed(f"no text from the LLM within {wait_s} s", retryable=True) from error
+                visible = splitter.feed(delta)
+                if visible:
+                    self._shown.append(visible)
+                    yield visible
+            rest = splitter.close()
+            if rest:
+                self._shown.append(rest)
+                yield rest
+        except LlmUnavailable as exc:
+            if not self._shown:
+                async for piece in self._fall_back(request, str(exc)):
+                    yield piece
+                return
+            log.warning("answer stream interrupted after %d characters: %s", len("".join(self._shown)), exc)
+            self._note = messages.STREAM_INTERRUPTED
+        finally:
+            await stream.aclose()
+        self._followups = splitter.followups
+
+    def finish(self) -> DraftAnswer:
+        if self._used_fallback:
+            return self.fallback.finish().model_copy(update={"note": messages.OFFLINE_NOTE})
+        text, loose_followups = split_off_followups("".join(self._shown))
+        return self._draft(text, followups=self._followups or loose_followups, note=self._note)
+
+    async def revise(self, request: GenerationInput, draft: DraftAnswer,
+                     unsupported: tuple[str, ...]) -> DraftAnswer | None:
+        """One non-streamed rewrite without the unsupported claims; None when it cannot be had."""
+        if draft.by != "llm" or not self._sources:
+            return None
+        instruction = REVISE_INSTRUCTION.format(draft=draft.text, unsupported="\n".join(f"- {s}" for s in unsupported))
+        first = self._user_message(request)
+        user = Message(role=Role.USER, content=f"{first.content}\n\n{instruction}")
+        try:
+            async with asyncio.timeout(self.revise_timeout_s):
+                response = await self.llm.complete(LlmRequest(system=self.prompt, messages=(user,), tier="strong",
+                                                               max_tokens=self.max_tokens,
+                                                               timeout_s=self.revise_timeout_s))
+        except (LlmUnavailable, TimeoutError) as exc:
+            log.warning("revision skipped: %s", exc)
+            return None
+        text, _ = split_off_followups(response.text)
+        if not text.strip():
+            return None
+        return self._draft(text, followups=draft.followups, note=draft.note)
+
+    async def _fall_back(self, request: GenerationInput, reason: str) -> AsyncIterator[str]:
+        log.warning("generation falls back to extractive quotes: %s", reason)
+        self._used_fallback = True
+        async for piece in self.fallback.stream(request):
+            yield piece
+
+    def _user_message(self, request: GenerationInput) -> Message:
+        blocks = []
+        for source in self._sources:
+            chunk = source.hit.chunk
+            title = f"({chunk.title})" if chunk.title and chunk.kind == "article" else ""
+            body = chunk.text.split("\n", 1)[-1] if "\n" in chunk.text else chunk.text
+            blocks.append(f"[{source.index}] {chunk.label}{title}\n{body[: self.source_chars]}")
+        lines = ["<참고 조문>", "\n\n".join(blocks), "</참고 조문>", "", f"질문: {request.question}"]
+        if len(request.sub_questions) > 1:
+            lines.append("\n이 질문은 다음 부분으로 나뉩니다. 부분마다 소제목을 달아 차례로 답하세요.")
+            for part, sub_question in enumerate(request.sub_questions):
+                numbers = ", ".join(f"[{s.index}]" for s in self._sources if part in s.parts) or "없음"
+                lines.append(f"{part + 1}. {sub_question} — 관련 조문: {numbers}")
+        lines.append("\n" + STYLE_HINTS.get(request.answer_style, STYLE_HINTS["concise"]))
+        return Message(role=Role.USER, content="\n".join(lines))
+
+    def _draft(self, text: str, *, followups: tuple[str, ...], note: str) -> DraftAnswer:
+        text = expand_marker_lists(text).strip() + "\n"
+        by_index = {s.index: s for s in self._sources}
+        used = [n for n in dict.fromkeys(int(m) for m in _MARKER.findall(text)) if n in by_index]
+        citations = tuple(self._citation(by_index[n], text) for n in used)
+        return DraftAnswer(text=text, citations=citations, followups=followups, note=note, by="llm")
+
+    def _citation(self, source: NumberedSource, text: str) -> Citation:
+        chunk = source.hit.chunk
+        marker, quote = self._cited_paragraph(source, text)
+        return Citation(index=source.index, doc=chunk.doc, article=chunk.article, paragraph=marker,
+                        title=chunk.title, quote=quote, url=chunk.source_url, chunk_id=chunk.chunk_id,
+                        chapter=chunk.chapter)
+
+    def _cited_paragraph(self, source: NumberedSource, text: str) -> tuple[str, str]:
+        """The 항 the citing sentences lean on, when one stands out; else the whole article."""
+        paragraphs = split_paragraphs(source.hit.chunk.text)
+        fallback_quote = _quote(" ".join(t for _, t in paragraphs) or source.hit.chunk.text)
+        if len(paragraphs) < 2:
+            return "", fallback_quote
+        citing = " ".join(s for s in re.split(r"(?<=[.!?。])\s+|\n", text) if f"[{source.index}]" in s)
+        words = {t for t in self.tokenizer.tokens(_MARKER.sub("", citing)) if len(t) > 1}
+        scores = [len(words & set(tokens)) for tokens in self.tokenizer.tokens_many([t for _, t in paragraphs])]
+        ranked = sorted(range(len(paragraphs)), key=lambda i: -scores[i])
+        best, second = ranked[0], ranked[1]
+        if scores[best] == 0 or scores[best] == scores[second] or not paragraphs[best][0]:
+            return "", fallback_quote
+        return paragraphs[best][0], _quote(paragraphs[best][1])
+
+
+def _quote(text: str, limit: int = 300) -> str:
+    text = re.sub(r"\s*<(개정|신설)[^>]*>", "", text).replace("\n", " ").strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"

@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import logging
+from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag.llm import LlmProvider, LlmUnavailable
 from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.structured_output import complete_structured
+
+log = logging.getLogger(__name__)
+
+# Asks for aspects, not words, because the rewriter turns them into a new query; and for the passage numbers
+# that help, so the generator never sees (or cites) an off-topic article.
+GRADE_PROMPT = """\
+당신은 회사 규정·법령 검색 결과의 채점자입니다. 번호가 붙은 조문들만으로 질문에 답할 수 있는지 판단해 \
+record_result 도구로만 답하세요.
+
+- score: 0~100. 조문만으로 질문에 빠짐없이 정확히 답할 수 있으면 90 이상, 일부만 답할 수 있으면 40~69, \
+관련 조문이 없으면 20 이하.
+- missing: 답하려면 더 찾아야 하는 내용(짧은 명사구, 규정 용어로). 다 찾았으면 빈 배열.
+- relevant: 답에 쓸모 있는 조문 번호. 질문과 무관한 조문은 빼세요.
+질문이 여러 부분으로 되어 있으면 모든 부분을 기준으로 채점하세요. 일반 상식이 아니라 주어진 조문만 보세요.
+"""
+
+GRADE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 100},
+        "missing": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        "relevant": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["score", "missing", "relevant"],
+}
+PASSAGE_CHARS = 700
 
 
 class GradeResult(BaseModel):
@@ -14,8 +45,9 @@ class GradeResult(BaseModel):
 
     passed: bool
     score: float  # 0–100
-    missing: tuple[str, ...] = ()  # query words the evidence does not contain
+    missing: tuple[str, ...] = ()  # offline: query words the evidence lacks; LLM: aspects still to find
     relevant: tuple[str, ...] = ()  # chunk ids judged relevant (all, offline)
+    by: Literal["llm", "offline"] = "offline"
 
 
 class OfflineGrader:
@@ -44,3 +76,49 @@ class OfflineGrader:
         missing = tuple(t for t in terms if t not in found)
         return GradeResult(passed=score >= self.pass_score, score=round(score, 1), missing=missing,
                            relevant=tuple(h.chunk.chunk_id for h in hits))
+
+
+class _GradeReply(BaseModel):
+    score: float = Field(ge=0, le=100)
+    missing: list[str] = Field(default_factory=list)
+    relevant: list[int] = Field(default_factory=list)
+
+
+class LlmGrader:
+    """A 0–100 judgement by the fast model (pass ≥ `pass_score`) naming missing aspects and the useful passages."""
+
+    def __init__(self, llm: LlmProvider, *, fallback: OfflineGrader, pass_score: float = 70.0,
+                 timeout_s: float = 10.0, prompt: str = GRADE_PROMPT) -> None:
+        if not 0 <= pass_score <= 100:
+            raise ValueError("pass_score must be within 0–100")
+        self.llm = llm
+        self.fallback = fallback
+        self.pass_score = pass_score
+        self.timeout_s = timeout_s
+        self.prompt = prompt
+
+    async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
+        if not hits:
+            return await self.fallback.run(question, hits, parts=parts)  # nothing to judge: no call
+        try:
+            reply = await complete_structured(self.llm, system=self.prompt, user=self._user_message(question, hits),
+                                              schema=GRADE_SCHEMA, output=_GradeReply, timeout_s=self.timeout_s,
+                                              max_tokens=400)
+        except LlmUnavailable as exc:
+            log.warning("grading falls back offline: %s", exc)
+            return await self.fallback.run(question, hits, parts=parts)
+        relevant = tuple(dict.fromkeys(hits[n - 1].chunk.chunk_id for n in reply.relevant if 0 < n <= len(hits)))
+        passed = reply.score >= self.pass_score
+        if passed and not relevant:
+            relevant = tuple(h.chunk.chunk_id for h in hits)  # a pass that named nothing keeps everything
+        missing = tuple(m.strip() for m in reply.missing if m.strip())
+        return GradeResult(passed=passed, score=reply.score, missing=missing, relevant=relevant, by="llm")
+
+    @staticmethod
+    def _user_message(question: str, hits: list[Hit]) -> str:
+        passages = []
+        for number, hit in enumerate(hits, start=1):
+            chunk = hit.chunk
+            title = f" ({chunk.title})" if chunk.title else ""
+            passages.append(f"[{number}] {chunk.label}{title}\n{chunk.text[:PASSAGE_CHARS]}")
+        return "조문:\n\n" + "\n\n".join(passages) + f"\n\n질문: {question}"

@@ -32,6 +32,7 @@ class QueryPlan(BaseModel):
     sub_questions: tuple[str, ...] = ()  # the parts of a compound question, answered one by one
     strategy: Strategy = Strategy.SINGLE
     answer_style: str = "concise"
+    hypothetical_answer: str = ""  # HyDE: a passage written as the answer might read, searched for vague questions
 
 
 class OfflineQueryPlanner:

@@ -1,16 +1,56 @@
-"""Verifier: each cited sentence must be supported by the source it cites; unsupported ones are removed."""
+"""Verifier: each cited sentence must be supported by the source it cites; unsupported ones are removed.
+
+The LLM version checks sentence by sentence. A sentence whose numbers all appear in its sources and whose content
+words mostly do is confirmed without a call; only the rest go to the fast model, in one call. Quoted and closely
+worded answers therefore cost nothing to verify, and the common path stays within three LLM calls.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from rag.llm import LlmProvider, LlmUnavailable
 from rag.models import Citation
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.structured_output import complete_structured
+
+log = logging.getLogger(__name__)
+
+# Strict on exactly what users act on (numbers, periods, amounts, who is covered) and lenient on wording,
+# because a paraphrase is fine and a wrong number is not.
+VERIFY_PROMPT = """\
+당신은 규정 안내 답변의 검증자입니다. 각 주장이 그 주장이 인용한 조문에 의해 뒷받침되는지 판단해 \
+record_result 도구로만 답하세요.
+- supported=true: 인용한 조문에 그 내용이 있거나 조문에서 곧바로 따라 나오는 경우(표현이 달라도 됨).
+- supported=false: 숫자·기간·금액·대상·조건이 조문과 다르거나, 조문에 없는 내용을 덧붙인 경우.
+모든 주장에 대해 verdicts를 하나씩 주세요.
+"""
+
+VERIFY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"claim": {"type": "integer"}, "supported": {"type": "boolean"}},
+                "required": ["claim", "supported"],
+            },
+        },
+    },
+    "required": ["verdicts"],
+}
+SOURCE_CHARS = 1500
 
 _MARKER = re.compile(r"\[(\d+)\]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# A sentence ends at . ! ? followed by space; markers right after the period still belong to it ("…다. [1]").
+_BOUNDARY = re.compile(r"(?<=[.!?。])((?:\s*\[\d+\])*)(\s+)")
 
 
 class VerificationResult(BaseModel):
@@ -19,6 +59,18 @@ class VerificationResult(BaseModel):
     text: str  # the answer with unsupported sentences removed
     supported: bool  # False when something had to be removed
     removed: tuple[str, ...] = ()
+    by: Literal["llm", "offline"] = "offline"
+
+
+def split_sentences(line: str) -> list[str]:
+    """The sentences of one line, each with the markers that close it."""
+    out: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(line):
+        out.append(line[start : match.end(1)])
+        start = match.end()
+    out.append(line[start:])
+    return [s for s in out if s.strip()]
 
 
 class OfflineVerifier:
@@ -45,14 +97,108 @@ class OfflineVerifier:
                 removed.append(line)
         return VerificationResult(text="\n".join(kept), supported=not removed, removed=tuple(removed))
 
-    def supported(self, sentence: str, sources: list[Citation]) -> bool:
+    def supported(self, sentence: str, sources: list[Citation], *, min_support: float | None = None) -> bool:
+        """Share of the sentence's content words found in the sources ≥ `min_support` (the default if None)."""
         words = {t for t in self.tokenizer.tokens(sentence) if len(t) > 1}
         if not words:
             return True
-        source_text = " ".join(self._source_text(c) for c in sources)
-        found = set(self.tokenizer.tokens(source_text))
-        return len(words & found) / len(words) >= self.min_support
+        found = set(self.tokenizer.tokens(" ".join(self.source_text(c) for c in sources)))
+        threshold = self.min_support if min_support is None else min_support
+        return len(words & found) / len(words) >= threshold
 
-    def _source_text(self, citation: Citation) -> str:
+    def source_text(self, citation: Citation) -> str:
         chunk = self.corpus.get(citation.chunk_id)
         return f"{citation.doc} {citation.article} {citation.title} " + (chunk.text if chunk else citation.quote)
+
+
+class _Claim(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    line: int
+    position: int  # sentence index within the line
+    sentence: str
+    sources: tuple[Citation, ...]
+
+
+class _Verdict(BaseModel):
+    claim: int
+    supported: bool
+
+
+class _VerifyReply(BaseModel):
+    verdicts: list[_Verdict] = Field(default_factory=list)
+
+
+class LlmVerifier:
+    """Confirms closely worded sentences offline and asks the fast model about the rest, in one call.
+
+    When that call fails, the offline token-support judgement decides for the sentences it covered.
+    """
+
+    def __init__(self, llm: LlmProvider, *, fallback: OfflineVerifier, confirm_support: float = 0.8,
+                 timeout_s: float = 10.0, prompt: str = VERIFY_PROMPT) -> None:
+        if not 0 < confirm_support <= 1:
+            raise ValueError("confirm_support must be within (0, 1]")
+        self.llm = llm
+        self.fallback = fallback
+        self.confirm_support = confirm_support
+        self.timeout_s = timeout_s
+        self.prompt = prompt
+
+    async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult:
+        by_index = {c.index: c for c in citations}
+        lines = [split_sentences(line) if _MARKER.search(line) else [line] for line in text.split("\n")]
+        unsupported: set[tuple[int, int]] = set()
+        to_judge: list[_Claim] = []
+        for line_no, sentences in enumerate(lines):
+            for position, sentence in enumerate(sentences):
+                markers = [int(m) for m in _MARKER.findall(sentence)]
+                if not markers:
+                    continue
+                sources = tuple(by_index[m] for m in dict.fromkeys(markers) if m in by_index)
+                if not sources:
+                    unsupported.add((line_no, position))  # cites a number no source has
+                elif not self._confirmed(sentence, sources):
+                    to_judge.append(_Claim(line=line_no, position=position, sentence=sentence, sources=sources))
+        by = "offline"
+        if to_judge:
+            verdicts = await self._judge(to_judge)
+            by = "llm" if verdicts is not None else "offline"
+            for number, claim in enumerate(to_judge, start=1):
+                verdict = verdicts.get(number) if verdicts is not None else None
+                if verdict is None:
+                    verdict = self.fallback.supported(_MARKER.sub("", claim.sentence), list(claim.sources))
+                if not verdict:
+                    unsupported.add((claim.line, claim.position))
+        if not unsupported:
+            return VerificationResult(text=text, supported=True, by=by)
+        kept_lines: list[str] = []
+        removed: list[str] = []
+        for line_no, sentences in enumerate(lines):
+            kept = [s for i, s in enumerate(sentences) if (line_no, i) not in unsupported]
+            removed.extend(s.strip() for i, s in enumerate(sentences) if (line_no, i) in unsupported)
+            if kept or not sentences:
+                kept_lines.append(" ".join(s.strip() for s in kept) if len(sentences) > 1 else "".join(kept))
+        return VerificationResult(text="\n".join(kept_lines), supported=False, removed=tuple(removed), by=by)
+
+    def _confirmed(self, sentence: str, sources: tuple[Citation, ...]) -> bool:
+        claim = _MARKER.sub("", sentence)
+        source_text = " ".join(self.fallback.source_text(c) for c in sources)
+        if not set(_NUMBER.findall(claim)) <= set(_NUMBER.findall(source_text)):
+            return False
+        return self.fallback.supported(claim, list(sources), min_support=self.confirm_support)
+
+    async def _judge(self, claims: list[_Claim]) -> dict[int, bool] | None:
+        """Claim number → supported, from one LLM call; None when the call failed."""
+        cited = {c.index: c for claim in claims for c in claim.sources}
+        sources = "\n\n".join(f"[{n}] {c.label}\n{self.fallback.source_text(c)[:SOURCE_CHARS]}"
+                              for n, c in sorted(cited.items()))
+        listed = "\n".join(f"{number}. {claim.sentence.strip()}" for number, claim in enumerate(claims, start=1))
+        user = f"<조문>\n{sources}\n</조문>\n\n주장(문장 끝의 [n]이 인용한 조문):\n{listed}"
+        try:
+            reply = await complete_structured(self.llm, system=self.prompt, user=user, schema=VERIFY_SCHEMA,
+                                              output=_VerifyReply, timeout_s=self.timeout_s, max_tokens=400)
+        except LlmUnavailable as exc:
+            log.warning("verification falls back offline: %s", exc)
+            return None
+        return {v.claim: v.supported for v in reply.verdicts if 1 <= v.claim <= len(claims)}

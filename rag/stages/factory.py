@@ -1,0 +1,73 @@
+"""Builds the pipeline's stages: the LLM implementations (each over its offline sibling) or the offline ones."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag.cache import SemanticAnswerCache
+from rag.llm import LlmProvider
+from rag.pipeline import PipelineStages
+from rag.retrieval.corpus import IndexedCorpus
+from rag.retrieval.lookup import StructuralLookup
+from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.enhancer import OfflineQueryEnhancer
+from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
+from rag.stages.generator import ExtractiveGenerator, LlmGenerator
+from rag.stages.grader import LlmGrader, OfflineGrader
+from rag.stages.planner import OfflineQueryPlanner
+from rag.stages.rewriter import LlmQueryRewriter, OfflineQueryRewriter
+from rag.stages.router import OfflineQueryRouter
+from rag.stages.structural import StructuralAnswerer
+from rag.stages.understanding import LlmQueryUnderstander, OfflineQueryUnderstander
+from rag.stages.verifier import LlmVerifier, OfflineVerifier
+
+
+class StageTimeouts(BaseModel):
+    """How long each LLM stage waits before using its offline sibling (retries included)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    structured_s: float = Field(10.0, gt=0)  # understand, grade, rewrite, verify, follow-ups (fast model)
+    first_delta_s: float = Field(20.0, gt=0)  # the answer's first text; after that the extractive answer is used
+    delta_s: float = Field(15.0, gt=0)  # each later piece of text; after that the stream counts as interrupted
+    revise_s: float = Field(30.0, gt=0)  # the one non-streamed rewrite after a failed verification
+
+
+def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: Tokenizer, lookup: StructuralLookup,
+                 analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
+                 timeouts: StageTimeouts | None = None) -> PipelineStages:
+    """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
+
+    `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
+    """
+    timeouts = timeouts or StageTimeouts()
+    understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
+                                            router=OfflineQueryRouter(lookup, tokenizer),
+                                            planner=OfflineQueryPlanner(tokenizer))
+    grader = OfflineGrader(corpus, tokenizer)
+    rewriter = OfflineQueryRewriter(analyzer)
+    verifier = OfflineVerifier(corpus, tokenizer)
+    followups = OfflineFollowupSuggester()
+    structural = StructuralAnswerer(lookup)
+    if llm is None:
+        return PipelineStages(understander=understander, grader=grader, rewriter=rewriter,
+                              generator_factory=lambda: ExtractiveGenerator(corpus, tokenizer), verifier=verifier,
+                              followups=followups, structural=structural, cache=cache)
+
+    def llm_generator() -> LlmGenerator:
+        return LlmGenerator(llm, fallback=ExtractiveGenerator(corpus, tokenizer), tokenizer=tokenizer,
+                            first_delta_timeout_s=timeouts.first_delta_s, delta_timeout_s=timeouts.delta_s,
+                            revise_timeout_s=timeouts.revise_s)
+
+    fast_s = timeouts.structured_s
+    return PipelineStages(
+        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s),
+        grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s),
+        rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s),
+        generator_factory=llm_generator,
+        verifier=LlmVerifier(llm, fallback=verifier, timeout_s=fast_s),
+        followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s),
+        structural=structural,
+        cache=cache,
+    )

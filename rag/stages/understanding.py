@@ -1,0 +1,218 @@
+"""Query understanding: enhance (fold in history) → route → plan, as one step.
+
+The LLM version makes these three decisions in ONE structured call on the fast model, so the common path
+spends one call before retrieval instead of three. References ("취업규칙 제20조") and obvious small talk are
+caught by patterns first and never reach the LLM. The offline version runs the three offline role classes
+(`OfflineQueryEnhancer`, `OfflineQueryRouter`, `OfflineQueryPlanner`) in the order the pipeline always has.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rag.llm import LlmProvider, LlmUnavailable
+from rag.models import Message, Route
+from rag.retrieval.lookup import StructuralLookup
+from rag.stages.enhancer import EnhancedQuery, OfflineQueryEnhancer, recent_history
+from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner, QueryPlan, Strategy
+from rag.stages.router import OfflineQueryRouter, RouteDecision
+from rag.stages.structured_output import complete_structured
+from rag.text import collapse_spaces, normalize_text
+
+log = logging.getLogger(__name__)
+
+# Worded as a checklist of the three decisions with the two traps named (rewriting single-hop questions,
+# splitting questions that only look compound), because those are where small models go wrong.
+UNDERSTAND_PROMPT = """\
+당신은 회사 규정·법령 안내 봇의 질문 분석기입니다. 사용자의 마지막 질문을 분석해 record_result 도구로만 답하세요.
+
+1. standalone_question: 대화 기록이 있으면, 대명사·생략("그럼", "그건", "3년이면?")을 앞선 대화로 채워 \
+혼자 읽어도 뜻이 통하는 한 문장으로 바꾸세요. 대화 기록이 없으면 질문을 그대로 두세요. \
+질문에 없는 조건을 지어내지 마세요.
+2. route: 인사·감사·잡담처럼 규정과 무관하면 "chitchat", \
+특정 규정의 조·장·별표를 그대로 보여 달라는 요청이면 "lookup", 그 밖의 규정 질문은 "search". \
+chitchat이면 chitchat_kind(greeting|thanks|other)를 채우세요.
+3. 검색 계획:
+   - compound: 서로 다른 두세 가지를 한꺼번에 묻는 질문일 때만 true. 한 가지를 여러 단어로 묻는 질문은 false입니다.
+   - sub_questions: compound일 때만, 각 부분을 완전한 질문으로(최대 3개).
+   - search_queries: compound가 아니면 1~2개(첫째는 질문 그대로, 둘째는 필요할 때만 규정 용어로 바꾼 검색어). \
+compound이면 부분마다 1개씩, 부분 사이의 연결을 살려서 쓰세요(예: "퇴직금에 대한 소득세", "근로계약서 보관 기간").
+   - keywords: 규정에서 찾을 핵심어. intent: 무엇을 알고 싶은지 한 줄. answer_style: concise|detailed|steps.
+   - vague: 질문이 너무 막연해 검색어가 떠오르지 않을 때만 true로 하고, hypothetical_passage에 그 답이 \
+들어 있을 법한 규정 조문 문체의 2~3문장을 쓰세요. 그 밖에는 빈 문자열.
+"""
+
+UNDERSTAND_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "standalone_question": {"type": "string"},
+        "route": {"type": "string", "enum": ["chitchat", "lookup", "search"]},
+        "chitchat_kind": {"type": "string", "enum": ["greeting", "thanks", "other", ""]},
+        "intent": {"type": "string"},
+        "keywords": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+        "compound": {"type": "boolean"},
+        "sub_questions": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_PARTS},
+        "search_queries": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_PARTS},
+        "answer_style": {"type": "string", "enum": ["concise", "detailed", "steps"]},
+        "vague": {"type": "boolean"},
+        "hypothetical_passage": {"type": "string"},
+    },
+    "required": ["standalone_question", "route", "compound", "search_queries"],
+}
+
+
+class QueryUnderstanding(BaseModel):
+    """What the question means: its standalone form, the route and the search plan."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enhanced: EnhancedQuery
+    decision: RouteDecision
+    plan: QueryPlan
+    lookup_query: str  # the text a lookup resolves (the standalone question when history made it a reference)
+    by: Literal["llm", "offline", "pattern", "memo"] = "offline"
+
+
+class OfflineQueryUnderstander:
+    """Enhance, route (re-routing the enhanced text when history was folded in), then plan — all offline."""
+
+    def __init__(self, *, enhancer: OfflineQueryEnhancer, router: OfflineQueryRouter,
+                 planner: OfflineQueryPlanner) -> None:
+        self.enhancer = enhancer
+        self.router = router
+        self.planner = planner
+
+    async def run(self, question: str, history: tuple[Message, ...], *,
+                  forced: Route | None = None) -> QueryUnderstanding:
+        enhanced = await self.enhancer.run(question, history)
+        if forced is not None:
+            decision = RouteDecision(route=forced)
+        else:
+            decision = await self.router.run(question)
+            if decision.route == Route.SEARCH and enhanced.used_history:
+                again = await self.router.run(enhanced.text)
+                decision = RouteDecision(route=Route.SEARCH) if again.route == Route.CHITCHAT else again
+        plan = await self.planner.run(enhanced.text)
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=question)
+
+
+class _UnderstandingReply(BaseModel):
+    """The LLM's JSON, leniently read: missing optional fields take defaults, blank strings are dropped."""
+
+    standalone_question: str = ""
+    route: Route
+    chitchat_kind: str = ""
+    intent: str = ""
+    keywords: list[str] = Field(default_factory=list)
+    compound: bool = False
+    sub_questions: list[str] = Field(default_factory=list)
+    search_queries: list[str] = Field(default_factory=list)
+    answer_style: str = "concise"
+    vague: bool = False
+    hypothetical_passage: str = ""
+
+    @field_validator("keywords", "sub_questions", "search_queries")
+    @classmethod
+    def _drop_blank(cls, values: list[str]) -> list[str]:
+        return [collapse_spaces(normalize_text(v)).strip() for v in values if v and v.strip()]
+
+
+def _comparable(text: str) -> str:
+    return "".join(ch for ch in normalize_text(text).lower() if ch.isalnum())
+
+
+class LlmQueryUnderstander:
+    """One fast structured call that enhances, routes and plans; patterns first, the offline path on failure.
+
+    Results for questions without history are memoised in-process (bounded), so a repeated question — and its
+    HyDE passage, when the question was vague — costs no second call.
+    """
+
+    def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryUnderstander, lookup: StructuralLookup,
+                 timeout_s: float = 10.0, memo_size: int = 256, prompt: str = UNDERSTAND_PROMPT) -> None:
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        self.llm = llm
+        self.fallback = fallback
+        self.lookup = lookup
+        self.timeout_s = timeout_s
+        self.prompt = prompt
+        self.memo_size = memo_size
+        self._memo: OrderedDict[str, QueryUnderstanding] = OrderedDict()
+
+    async def run(self, question: str, history: tuple[Message, ...], *,
+                  forced: Route | None = None) -> QueryUnderstanding:
+        if forced == Route.LOOKUP or (forced is None and self._caught_by_pattern(question)):
+            understood = await self.fallback.run(question, history, forced=forced)
+            return understood.model_copy(update={"by": "pattern"})
+        recent = recent_history(history)
+        memo_key = _comparable(question) if not recent else ""
+        if memo_key and memo_key in self._memo:
+            self._memo.move_to_end(memo_key)
+            return self._memo[memo_key].model_copy(update={"by": "memo"})
+        try:
+            reply = await complete_structured(
+                self.llm, system=self.prompt, user=self._user_message(question, recent), schema=UNDERSTAND_SCHEMA,
+                output=_UnderstandingReply, timeout_s=self.timeout_s, max_tokens=700)
+        except LlmUnavailable as exc:
+            log.warning("understanding falls back offline: %s", exc)
+            return await self.fallback.run(question, history, forced=forced)
+        understood = self._understanding(question, bool(recent), reply, forced)
+        if memo_key:
+            self._memo[memo_key] = understood
+            while len(self._memo) > self.memo_size:
+                self._memo.popitem(last=False)
+        return understood
+
+    def _caught_by_pattern(self, question: str) -> bool:
+        """A structural reference, or small talk with no question in it."""
+        return self.lookup.parse(question) is not None or bool(self.fallback.router.chitchat_kind(question))
+
+    @staticmethod
+    def _user_message(question: str, recent: list[Message]) -> str:
+        if not recent:
+            return f"대화 기록: 없음\n\n마지막 질문: {question}"
+        lines = "\n".join(f"{m.role.value}: {m.content}" for m in recent)
+        return f"대화 기록(오래된 것부터):\n{lines}\n\n마지막 질문: {question}"
+
+    def _understanding(self, question: str, has_history: bool, reply: _UnderstandingReply,
+                       forced: Route | None) -> QueryUnderstanding:
+        standalone = collapse_spaces(normalize_text(reply.standalone_question)).strip() if has_history else ""
+        # Without history the question is searched as asked: LLM rewrites of single-hop questions are noise.
+        text = standalone or question
+        enhanced = EnhancedQuery(text=text, original=question,
+                                 used_history=has_history and _comparable(text) != _comparable(question))
+        route = forced or reply.route
+        lookup_query = question
+        if route == Route.SEARCH and enhanced.used_history and self.lookup.parse(text) is not None:
+            route, lookup_query = Route.LOOKUP, text  # "그럼 21조는?" after a lookup of 제20조
+        elif route == Route.LOOKUP:
+            lookup_query = text
+        kind = reply.chitchat_kind if reply.chitchat_kind in ("greeting", "thanks", "other") else "other"
+        decision = RouteDecision(route=route, chitchat_kind=kind if route == Route.CHITCHAT else "")
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=self._plan(text, reply),
+                                  lookup_query=lookup_query, by="llm")
+
+    @staticmethod
+    def _plan(text: str, reply: _UnderstandingReply) -> QueryPlan:
+        keywords = tuple(dict.fromkeys(reply.keywords))
+        style = reply.answer_style if reply.answer_style in ("concise", "detailed", "steps") else "concise"
+        intent = reply.intent or text
+        parts = list(dict.fromkeys(reply.sub_questions))[:MAX_PARTS]
+        if reply.compound and len(parts) >= 2:
+            queries = reply.search_queries if len(reply.search_queries) == len(parts) else parts
+            # The whole question first, then one query per part: the pipeline reads the parts' evidence from [1:].
+            return QueryPlan(intent=intent, keywords=keywords, search_queries=(text, *queries),
+                             sub_questions=tuple(parts), strategy=Strategy.MULTI, answer_style=style)
+        extra = ""
+        if reply.vague and reply.hypothetical_passage.strip():
+            extra = collapse_spaces(normalize_text(reply.hypothetical_passage)).strip()
+        else:
+            extra = next((q for q in reply.search_queries if _comparable(q) != _comparable(text)), "")
+        queries = (text, extra) if extra else (text,)
+        return QueryPlan(intent=intent, keywords=keywords, search_queries=queries, answer_style=style,
+                         hypothetical_answer=extra if reply.vague else "")

@@ -1,0 +1,127 @@
+"""LlmGenerator: streamed, cited answers; the extractive fallback; follow-ups hidden from the stream."""
+
+import pytest
+
+from rag import messages
+from rag.llm import LlmRequestFailed
+from rag.stages.generator import ExtractiveGenerator, FollowupSplitter, GenerationInput, LlmGenerator
+
+LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+
+
+@pytest.fixture(scope="module")
+def hits(samples):
+    def find(query, label):
+        return next(h for h in samples.retriever.search_sync(query, k=8) if h.chunk.label == label)
+    return {"leave": find(LEAVE_QUESTION, "취업규칙 제20조"), "promote": find(LEAVE_QUESTION, "취업규칙 제21조"),
+            "sick": find("병가는 며칠까지 쓸 수 있어?", "취업규칙 제23조"),
+            "hotel": find("출장 숙박비 한도는 얼마야?", "여비 규정 제5조")}
+
+
+@pytest.fixture
+def make_generator(samples):
+    def make(llm):
+        return LlmGenerator(llm, fallback=ExtractiveGenerator(samples.corpus, samples.tokenizer),
+                            tokenizer=samples.tokenizer)
+    return make
+
+
+async def drain(generator, request):
+    return [piece async for piece in generator.stream(request)]
+
+
+class TestFollowupSplitter:
+    def test_hides_a_marker_split_across_deltas_and_what_follows(self):
+        splitter = FollowupSplitter()
+        shown = [splitter.feed(d) for d in ["15일이에요 [1].\n<후", "속질문>\n3년 이상이면 늘어나?\n", "- 반차도 돼?"]]
+        shown.append(splitter.close())
+        assert "".join(shown) == "15일이에요 [1].\n"
+        assert splitter.followups == ("3년 이상이면 늘어나?", "반차도 돼?")
+
+    def test_releases_an_angle_bracket_that_is_not_the_marker(self):
+        splitter = FollowupSplitter()
+        shown = [splitter.feed("개정 이력 <"), splitter.feed("개정 2025.1.1>")]
+        assert "".join(shown) + splitter.close() == "개정 이력 <개정 2025.1.1>"
+        assert splitter.followups == ()
+
+
+class TestLlmGenerator:
+    async def test_streams_a_cited_answer_and_lists_the_cited_paragraph(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[["1년간 80퍼센트 이상 출근하면 ", "15일의 연차유급휴가를 받아요 [1].",
+                                     "\n<후속질문>\n3년 넘게 일하면 연차가 늘어나?\n반차로도 쓸 수 있어?"]])
+        generator = make_generator(llm)
+        request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"], hits["promote"]),))
+        pieces = await drain(generator, request)
+        draft = generator.finish()
+        assert "후속질문" not in "".join(pieces)
+        assert draft.text == "1년간 80퍼센트 이상 출근하면 15일의 연차유급휴가를 받아요 [1].\n"
+        assert [c.label for c in draft.citations] == ["취업규칙 제20조 제1항"]
+        assert draft.followups == ("3년 넘게 일하면 연차가 늘어나?", "반차로도 쓸 수 있어?")
+        assert (draft.note, draft.by) == ("", "llm")
+        sent = llm.requests[0]
+        assert sent.tier == "strong"
+        assert "[1] 취업규칙 제20조(연차유급휴가)\n① 1년간 80퍼센트" in sent.messages[0].content
+        assert "[2] 취업규칙 제21조(연차휴가의 사용 촉진)" in sent.messages[0].content
+
+    async def test_a_compound_question_lists_each_part_with_its_sources(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[["**병가**\n연간 30일 이내예요 [1].\n**숙박비**\n1박당 8만원이 한도예요 [2]."]])
+        generator = make_generator(llm)
+        request = GenerationInput(question="병가는 며칠이고 숙박비 한도는 얼마야?",
+                                  sub_questions=("병가는 며칠이야?", "숙박비 한도는 얼마야?"),
+                                  evidence=((hits["sick"],), (hits["hotel"],)))
+        await drain(generator, request)
+        draft = generator.finish()
+        sent = llm.requests[0].messages[0].content
+        assert "1. 병가는 며칠이야? — 관련 조문: [1]" in sent and "2. 숙박비 한도는 얼마야? — 관련 조문: [2]" in sent
+        assert [c.label for c in draft.citations] == ["취업규칙 제23조 제1항", "여비 규정 제5조 제3항"]
+
+    async def test_marker_lists_become_single_markers(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[["연차는 15일이고 사용 촉진 제도가 있어요 [1, 2]."]])
+        generator = make_generator(llm)
+        await drain(generator, GenerationInput(question=LEAVE_QUESTION,
+                                               evidence=((hits["leave"], hits["promote"]),)))
+        draft = generator.finish()
+        assert "[1][2]" in draft.text
+        assert [c.index for c in draft.citations] == [1, 2]
+
+    async def test_an_open_breaker_quotes_the_regulations_with_a_note(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(available=False)
+        generator = make_generator(llm)
+        pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
+        draft = generator.finish()
+        assert llm.requests == []
+        assert "".join(pieces).startswith(messages.EXTRACTIVE_INTRO)
+        assert (draft.note, draft.by) == (messages.OFFLINE_NOTE, "extractive")
+        assert draft.citations[0].label.startswith("취업규칙 제20조")
+
+    async def test_a_failure_before_any_text_falls_back_to_quotes(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[[LlmRequestFailed("Anthropic answered 500", retryable=True)]])
+        generator = make_generator(llm)
+        pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
+        assert "".join(pieces).startswith(messages.EXTRACTIVE_INTRO)
+        assert generator.finish().note == messages.OFFLINE_NOTE
+
+    async def test_a_failure_mid_stream_keeps_what_was_shown(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[["연차는 1년간 ", "80퍼센트 이상 출근하면 ",
+                                     LlmRequestFailed("connection broke", retryable=True)]])
+        generator = make_generator(llm)
+        pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
+        draft = generator.finish()
+        assert "".join(pieces) == "연차는 1년간 80퍼센트 이상 출근하면 "
+        assert draft.text.strip() == "연차는 1년간 80퍼센트 이상 출근하면"
+        assert draft.note == messages.STREAM_INTERRUPTED
+
+    async def test_revise_rewrites_once_without_streaming(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[["연차는 20일이에요 [1]."]], replies=["연차는 15일이에요 [1].\n<후속질문>\n무시"])
+        generator = make_generator(llm)
+        request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),))
+        await drain(generator, request)
+        revised = await generator.revise(request, generator.finish(), ("연차는 20일이에요 [1].",))
+        assert revised.text == "연차는 15일이에요 [1].\n"
+        assert "확인되지 않은 문장:\n- 연차는 20일이에요 [1]." in llm.requests[1].messages[0].content
+
+    async def test_quotes_are_never_revised(self, samples, hits):
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer)
+        request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),))
+        await drain(generator, request)
+        assert await generator.revise(request, generator.finish(), ("x",)) is None

@@ -1,0 +1,66 @@
+"""LlmGrader and LlmQueryRewriter over their offline siblings."""
+
+import pytest
+
+from rag.llm import LlmRequestFailed
+from rag.stages.grader import LlmGrader, OfflineGrader
+from rag.stages.rewriter import LlmQueryRewriter, OfflineQueryRewriter
+
+LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+
+
+@pytest.fixture(scope="module")
+def leave_hits(samples):
+    return samples.retriever.search_sync(LEAVE_QUESTION, k=4)
+
+
+def labels(hits, ids):
+    by_id = {h.chunk.chunk_id: h.chunk.label for h in hits}
+    return [by_id[i] for i in ids]
+
+
+class TestLlmGrader:
+    async def test_keeps_only_the_passages_it_names(self, samples, scripted_llm, leave_hits):
+        number = next(i for i, h in enumerate(leave_hits, start=1) if h.chunk.label == "취업규칙 제20조")
+        llm = scripted_llm(replies=[{"score": 92, "missing": [], "relevant": [number, 99]}])
+        grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(
+            LEAVE_QUESTION, leave_hits)
+        assert (grade.passed, grade.by) == (True, "llm")
+        assert labels(leave_hits, grade.relevant) == ["취업규칙 제20조"]
+        sent = llm.requests[0].messages[0].content
+        assert f"[{number}] 취업규칙 제20조 (연차유급휴가)" in sent and sent.endswith(f"질문: {LEAVE_QUESTION}")
+
+    async def test_a_score_below_70_fails_and_names_what_is_missing(self, samples, scripted_llm, leave_hits):
+        llm = scripted_llm(replies=[{"score": 65, "missing": ["3년 이상 근속자 가산휴가"], "relevant": [1]}])
+        grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(
+            LEAVE_QUESTION, leave_hits)
+        assert not grade.passed
+        assert grade.missing == ("3년 이상 근속자 가산휴가",)
+
+    async def test_an_unavailable_llm_leaves_grading_to_the_offline_grader(self, samples, scripted_llm, leave_hits):
+        llm = scripted_llm(replies=[LlmRequestFailed("overloaded", retryable=True)])
+        grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(
+            LEAVE_QUESTION, leave_hits)
+        assert (grade.by, grade.passed) == ("offline", True)
+
+    async def test_no_hits_fail_without_a_call(self, samples, scripted_llm):
+        llm = scripted_llm()
+        grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(
+            LEAVE_QUESTION, [])
+        assert not grade.passed and llm.requests == []
+
+
+class TestLlmQueryRewriter:
+    async def test_asks_for_one_query_about_the_missing_aspects(self, samples, scripted_llm):
+        llm = scripted_llm(replies=[{"query": "연차유급휴가 3년 이상 근속 가산휴가"}])
+        query = await LlmQueryRewriter(llm, fallback=OfflineQueryRewriter(samples.retriever.analyzer)).run(
+            "3년 넘게 다니면 연차 더 줘?", ("근속연수에 따른 가산휴가",))
+        assert query == "연차유급휴가 3년 이상 근속 가산휴가"
+        assert "- 근속연수에 따른 가산휴가" in llm.requests[0].messages[0].content
+
+    async def test_falls_back_to_missing_words_and_synonyms(self, samples, scripted_llm):
+        llm = scripted_llm(replies=[{"query": "   "}])
+        query = await LlmQueryRewriter(llm, fallback=OfflineQueryRewriter(samples.retriever.analyzer)).run(
+            "야근하면 돈 더 줘?", ("수당",))
+        assert query.startswith("수당 ")
+        assert "연장근로" in query  # the synonym table's word for 야근

@@ -1,0 +1,80 @@
+"""The offline enhancer, router and planner, and the understander that runs them in order."""
+
+import pytest
+
+from rag.models import Message, Role, Route
+from rag.stages.enhancer import OfflineQueryEnhancer
+from rag.stages.planner import OfflineQueryPlanner, Strategy
+from rag.stages.router import OfflineQueryRouter
+from rag.stages.understanding import OfflineQueryUnderstander
+
+LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+HISTORY = (Message(role=Role.USER, content=LEAVE_QUESTION),
+           Message(role=Role.ASSISTANT, content="1년간 80% 이상 출근하면 15일의 연차유급휴가를 받아요 [1]."))
+
+
+@pytest.fixture
+def understander(samples):
+    return OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
+                                    router=OfflineQueryRouter(samples.lookup, samples.tokenizer),
+                                    planner=OfflineQueryPlanner(samples.tokenizer))
+
+
+class TestOfflineQueryRouter:
+    @pytest.mark.parametrize(("question", "kind"), [
+        ("안녕~ 반가워", "greeting"),
+        ("오 감사합니다 👍", "thanks"),
+        ("오늘 금요일이라 기분 좋다 ㅎㅎ", "other"),
+    ])
+    async def test_small_talk_is_chitchat(self, samples, question, kind):
+        decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)
+        assert (decision.route, decision.chitchat_kind) == (Route.CHITCHAT, kind)
+
+    @pytest.mark.parametrize("question", ["취업규칙 제20조", "여비 규정 별표 2", "취업규칙 20조 1항 보여줘"])
+    async def test_references_are_lookups(self, samples, question):
+        assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.LOOKUP
+
+    @pytest.mark.parametrize("question", [LEAVE_QUESTION, "취업규칙 연차 규정 알려줘", "고마운데 병가는 며칠이야?"])
+    async def test_questions_about_rules_are_searched(self, samples, question):
+        assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.SEARCH
+
+
+class TestOfflineQueryPlanner:
+    async def test_splits_a_compound_question_into_its_parts(self, samples):
+        plan = await OfflineQueryPlanner(samples.tokenizer).run(
+            "병가는 며칠까지 쓸 수 있어? 그리고 출장 숙박비 한도는 얼마야?")
+        assert plan.strategy == Strategy.MULTI
+        assert plan.sub_questions == ("병가는 며칠까지 쓸 수 있어", "출장 숙박비 한도는 얼마야")
+        assert plan.search_queries[1:] == plan.sub_questions
+
+    @pytest.mark.parametrize("question", [LEAVE_QUESTION, "연차랑 병가 차이가 뭐야?"])
+    async def test_keeps_a_single_question_whole(self, samples, question):
+        plan = await OfflineQueryPlanner(samples.tokenizer).run(question)
+        assert plan.strategy == Strategy.SINGLE
+        assert plan.search_queries == (question,)
+
+
+class TestOfflineQueryEnhancer:
+    async def test_folds_the_previous_question_into_a_leaning_follow_up(self):
+        enhanced = await OfflineQueryEnhancer().run("그럼 3년 넘게 일하면?", HISTORY)
+        assert enhanced.used_history
+        assert enhanced.text == "입사 1년 지나면 연차 며칠 받아 그럼 3년 넘게 일하면?"
+
+    async def test_leaves_a_question_without_history_alone(self):
+        enhanced = await OfflineQueryEnhancer().run("그럼 3년 넘게 일하면?", ())
+        assert (enhanced.text, enhanced.used_history) == ("그럼 3년 넘게 일하면?", False)
+
+    async def test_leaves_a_standalone_question_alone_despite_history(self):
+        enhanced = await OfflineQueryEnhancer().run("출장 숙박비 한도는 얼마까지 지급돼?", HISTORY)
+        assert not enhanced.used_history
+
+
+class TestOfflineQueryUnderstander:
+    async def test_plans_the_enhanced_question(self, understander):
+        understood = await understander.run("그럼 3년 넘게 일하면?", HISTORY)
+        assert understood.decision.route == Route.SEARCH
+        assert understood.plan.search_queries == ("입사 1년 지나면 연차 며칠 받아 그럼 3년 넘게 일하면?",)
+
+    async def test_a_forced_lookup_skips_routing(self, understander):
+        understood = await understander.run("연차", (), forced=Route.LOOKUP)
+        assert (understood.decision.route, understood.lookup_query) == (Route.LOOKUP, "연차")

@@ -1,0 +1,245 @@
+"""AnswerPipeline with fake stages: event order, the per-turn LLM budget, rewrite and revise loops, timeouts, cache."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from rag import messages
+from rag.cache import MemoryCacheBackend, SemanticAnswerCache
+from rag.llm import LlmStreamInterrupted, current_llm_call_budget
+from rag.models import AnswerEventKind, Chunk, Citation, Hit, Message, Role, Route, Scope
+from rag.pipeline import AnswerPipeline, PipelineConfig, PipelineStages, collect
+from rag.stages.enhancer import EnhancedQuery
+from rag.stages.generator import DraftAnswer
+from rag.stages.grader import GradeResult
+from rag.stages.planner import QueryPlan
+from rag.stages.router import RouteDecision
+from rag.stages.understanding import QueryUnderstanding
+from rag.stages.verifier import VerificationResult
+
+QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+ANSWER = "1년간 80퍼센트 이상 출근하면 15일이에요 [1]."
+
+
+def make_chunk(doc="취업규칙", article="제20조", title="연차유급휴가", text="제20조 (연차유급휴가)\n① 15일을 준다."):
+    return Chunk(chunk_id=f"{doc}:{article}", doc=doc, article=article, title=title, text=text)
+
+
+def spend_llm_calls(count: int) -> None:
+    """What an LLM stage does through ResilientProvider: spend from the turn's budget."""
+    budget = current_llm_call_budget()
+    for _ in range(count):
+        budget.spend()
+
+
+class FakeRetriever:
+    def __init__(self, hits: list[Hit]) -> None:
+        self.hits = hits
+        self.queries: list[str] = []
+        self.corpus = self
+
+    def get(self, chunk_id: str) -> Chunk | None:
+        return next((h.chunk for h in self.hits if h.chunk.chunk_id == chunk_id), None)
+
+    async def search(self, query, *, k=10, scope=None):
+        self.queries.append(query)
+        return list(self.hits)
+
+    async def search_many(self, queries, *, k=10, scope=None):
+        return [await self.search(q, k=k, scope=scope) for q in queries]
+
+
+class FakeUnderstander:
+    def __init__(self, route=Route.SEARCH, llm_calls=1, block: asyncio.Event | None = None) -> None:
+        self.route, self.llm_calls, self.block = route, llm_calls, block
+
+    async def run(self, question, history, *, forced=None):
+        if self.block is not None:
+            await self.block.wait()
+        spend_llm_calls(self.llm_calls)
+        return QueryUnderstanding(enhanced=EnhancedQuery(text=question, original=question),
+                                  decision=RouteDecision(route=self.route, chitchat_kind="greeting"),
+                                  plan=QueryPlan(intent=question, search_queries=(question,)), lookup_query=question,
+                                  by="llm")
+
+
+class FakeGrader:
+    def __init__(self, *results: GradeResult) -> None:
+        self.results = list(results)
+        self.questions: list[str] = []
+
+    async def run(self, question, hits, *, parts=1):
+        self.questions.append(question)
+        spend_llm_calls(1)
+        return self.results.pop(0)
+
+
+class FakeRewriter:
+    async def run(self, question, missing):
+        return "연차유급휴가 " + " ".join(missing)
+
+
+class FakeGenerator:
+    def __init__(self, pieces, draft: DraftAnswer, revised: DraftAnswer | None = None, error=None) -> None:
+        self.pieces, self.draft, self.revised, self.error = pieces, draft, revised, error
+        self.revisions: list[tuple[str, ...]] = []
+
+    async def stream(self, request):
+        spend_llm_calls(1)
+        for piece in self.pieces:
+            yield piece
+        if self.error is not None:
+            raise self.error
+
+    def finish(self):
+        return self.draft
+
+    async def revise(self, request, draft, unsupported):
+        self.revisions.append(unsupported)
+        return self.revised
+
+
+class FakeVerifier:
+    def __init__(self, *results: VerificationResult) -> None:
+        self.results = list(results)
+        self.texts: list[str] = []
+
+    async def run(self, text, citations):
+        self.texts.append(text)
+        return self.results.pop(0) if self.results else VerificationResult(text=text, supported=True)
+
+
+class FakeFollowups:
+    async def run(self, question, hits, cited_chunk_ids, proposed=()):
+        return proposed or ("반차도 쓸 수 있어?",)
+
+
+CITATION = Citation(index=1, doc="취업규칙", article="제20조", paragraph="①", chunk_id="취업규칙:제20조")
+PASS = GradeResult(passed=True, score=90, relevant=("취업규칙:제20조",), by="llm")
+
+
+def llm_draft(text=ANSWER, note=""):
+    return DraftAnswer(text=text, citations=(CITATION,), followups=("3년이면 더 받아?",), note=note, by="llm")
+
+
+def build(*, understander=None, grader=None, generator=None, verifier=None, cache=None, config=None,
+          retriever=None):
+    stages = PipelineStages(
+        understander=understander or FakeUnderstander(), grader=grader or FakeGrader(PASS),
+        rewriter=FakeRewriter(), generator_factory=lambda: generator or FakeGenerator([ANSWER], llm_draft()),
+        verifier=verifier or FakeVerifier(), followups=FakeFollowups(), structural=None, cache=cache)
+    return AnswerPipeline(stages=stages, retriever=retriever or FakeRetriever([Hit(chunk=make_chunk(), score=1.0)]),
+                          config=config)
+
+
+async def test_a_search_answer_streams_then_cites_then_suggests_then_ends():
+    answer, events = await collect(build(), QUESTION)
+    kinds = [e.kind for e in events]
+    assert kinds[-5:] == [AnswerEventKind.DELTA, AnswerEventKind.STATUS, AnswerEventKind.SOURCES,
+                          AnswerEventKind.FOLLOWUPS, AnswerEventKind.DONE]
+    assert [e.text for e in events if e.kind == AnswerEventKind.STATUS] == [
+        messages.STATUS_UNDERSTANDING, messages.STATUS_SEARCHING, messages.STATUS_WRITING, messages.STATUS_VERIFYING]
+    assert answer.text == ANSWER
+    assert [c.label for c in answer.citations] == ["취업규칙 제20조 제1항"]
+    assert answer.followups == ("3년이면 더 받아?",)
+
+
+async def test_llm_calls_count_what_the_stages_spent_in_this_turn_only():
+    pipeline = build(grader=FakeGrader(PASS, PASS))
+    first, _ = await collect(pipeline, QUESTION)
+    second, _ = await collect(pipeline, QUESTION)
+    assert (first.llm_calls, second.llm_calls) == (3, 3)  # understand + grade + generate, each turn afresh
+
+
+async def test_a_failed_grade_rewrites_once_and_regrades_the_original_question():
+    grader = FakeGrader(GradeResult(passed=False, score=40, missing=("가산휴가",), by="llm"), PASS)
+    retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
+    answer, events = await collect(build(grader=grader, retriever=retriever), QUESTION)
+    assert retriever.queries == [QUESTION, "연차유급휴가 가산휴가"]
+    assert grader.questions == [QUESTION, QUESTION]
+    assert messages.STATUS_RESEARCHING in [e.text for e in events]
+    assert "rewrite: 연차유급휴가 가산휴가" in answer.notes
+
+
+async def test_a_second_failed_grade_says_the_regulations_do_not_cover_it():
+    failed = GradeResult(passed=False, score=10, missing=("카페",), by="llm")
+    answer, _ = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 몇 시까지 열어?")
+    assert answer.text == messages.NOT_FOUND
+    assert not answer.grounded
+
+
+async def test_an_unsupported_claim_is_revised_once_and_the_revision_is_final():
+    bad = "연차는 25일이에요 [1]."
+    generator = FakeGenerator([bad], llm_draft(bad), revised=llm_draft(ANSWER))
+    verifier = FakeVerifier(VerificationResult(text="", supported=False, removed=(bad,), by="llm"))
+    answer, events = await collect(build(generator=generator, verifier=verifier), QUESTION)
+    assert generator.revisions == [(bad,)]
+    assert verifier.texts == [bad, ANSWER]
+    assert answer.text == ANSWER
+    assert "".join(e.text for e in events if e.kind == AnswerEventKind.DELTA) == bad  # adapters replace it
+
+
+async def test_without_a_revision_the_unsupported_claim_is_removed_with_a_note():
+    text = f"{ANSWER}\n연차는 25일까지 당겨 쓸 수 있어요 [1]."
+    generator = FakeGenerator([text], llm_draft(text), revised=None)
+    verifier = FakeVerifier(VerificationResult(text=ANSWER, supported=False, removed=("연차는 25일…",), by="llm"))
+    answer, _ = await collect(build(generator=generator, verifier=verifier), QUESTION)
+    assert answer.text == f"{ANSWER}\n\n{messages.UNVERIFIED_NOTE}"
+
+
+async def test_a_generator_note_reaches_the_final_answer():
+    generator = FakeGenerator(["인용"], llm_draft("관련 규정은 … [1]\n", note=messages.OFFLINE_NOTE))
+    answer, _ = await collect(build(generator=generator), QUESTION)
+    assert answer.text.endswith(messages.OFFLINE_NOTE)
+
+
+async def test_a_stream_that_raises_after_text_keeps_it_with_a_note():
+    generator = FakeGenerator(["연차는 "], llm_draft("연차는"), error=LlmStreamInterrupted("연차는 ", "reset"))
+    answer, _ = await collect(build(generator=generator), QUESTION)
+    assert answer.text == f"연차는\n\n{messages.STREAM_INTERRUPTED}"
+
+
+async def test_a_stage_over_its_timeout_ends_the_turn_with_a_message():
+    never = asyncio.Event()
+    pipeline = build(understander=FakeUnderstander(block=never), config=PipelineConfig(stage_timeout_s=0.05))
+    answer, events = await collect(pipeline, QUESTION)
+    assert answer is None
+    assert events[-1].kind == AnswerEventKind.ERROR and events[-1].text == messages.TIMEOUT
+
+
+async def test_chitchat_spends_only_the_understanding_call():
+    answer, _ = await collect(build(understander=FakeUnderstander(route=Route.CHITCHAT, llm_calls=0)), "안녕")
+    assert (answer.text, answer.llm_calls) == (messages.CHITCHAT_GREETING, 0)
+
+
+class TestAnswerCache:
+    @pytest.fixture
+    def cache(self):
+        return SemanticAnswerCache(MemoryCacheBackend(), index_version=lambda: 1)
+
+    async def test_a_repeated_question_is_answered_from_the_cache(self, cache):
+        retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
+        pipeline = build(cache=cache, retriever=retriever)
+        first, _ = await collect(pipeline, QUESTION)
+        again, events = await collect(pipeline, "입사 1년 지나면 연차 며칠 받아")
+        assert retriever.queries == [QUESTION]
+        assert (again.text, again.citations, again.followups) == (first.text, first.citations, first.followups)
+        assert again.llm_calls == 0
+        assert [h.chunk.label for h in again.retrieved] == ["취업규칙 제20조"]
+        assert any(n.startswith("cache hit") for n in again.notes)
+        assert [e.kind for e in events][-3:] == [AnswerEventKind.SOURCES, AnswerEventKind.FOLLOWUPS,
+                                                 AnswerEventKind.DONE]
+
+    async def test_a_degraded_answer_is_not_stored(self, cache):
+        generator = FakeGenerator(["인용"], llm_draft("관련 규정은 … [1]\n", note=messages.OFFLINE_NOTE))
+        await collect(build(cache=cache, generator=generator), QUESTION)
+        assert await cache.lookup(QUESTION, Scope()) is None
+
+    async def test_a_question_with_history_bypasses_the_cache(self, cache):
+        retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
+        pipeline = build(cache=cache, retriever=retriever)
+        history = (Message(role=Role.USER, content="연차 알려줘"), Message(role=Role.ASSISTANT, content="…"))
+        await collect(pipeline, QUESTION, history=history)
+        assert await cache.lookup(QUESTION, Scope()) is None
