@@ -45,7 +45,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
                                             router=OfflineQueryRouter(lookup, tokenizer),
                                             planner=OfflineQueryPlanner(tokenizer))
-    grader = OfflineGrader(corpus, tokenizer)
+    grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer)
     rewriter = OfflineQueryRewriter(analyzer)
     verifier = OfflineVerifier(corpus, tokenizer)
     followups = OfflineFollowupSuggester()

@@ -107,7 +107,7 @@ def split_paragraphs(chunk_text: str) -> list[tuple[str, str]]:
 class ExtractiveGenerator:
     """Quotes the paragraphs that share the most (IDF-weighted) words with the question, with [n] markers."""
 
-    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, hits_per_part: int = 2,
+    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, hits_per_part: int = 3,
                  paragraphs_per_hit: int = 2, max_quote_chars: int = 400) -> None:
         self.corpus = corpus
         self.tokenizer = tokenizer

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag.llm import LlmProvider, LlmUnavailable
 from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
+from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.structured_output import complete_structured
 
@@ -51,17 +52,24 @@ class GradeResult(BaseModel):
 
 
 class OfflineGrader:
-    """Sufficiency from the evidence: IDF-weighted share of the question's words found in the top hits.
+    """Sufficiency from the evidence: the IDF-weighted share of the question's words found in the top hits.
 
-    Rare words weigh most, so "사내 카페" fails on a corpus that never mentions 카페 even though 사내 matches.
-    The threshold rises with the number of question parts (a compound question needs more coverage).
+    A colloquial word counts as found when one of its regulation terms (the synonym table: 야근 → 연장근로) is
+    found. Rare words weigh most, so "사내 카페" fails on a corpus that never mentions 카페. Between the two
+    thresholds the top hit decides: its article title shares a question word, or BM25 is confident.
     """
 
-    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, pass_score: float = 55.0,
+    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
+                 pass_score: float = 45.0, refuse_score: float = 20.0, confident_bm25: float = 8.0,
                  top_n: int = 3) -> None:
+        if not 0 <= refuse_score <= pass_score <= 100:
+            raise ValueError("need 0 <= refuse_score <= pass_score <= 100")
         self.corpus = corpus
         self.tokenizer = tokenizer
+        self.analyzer = analyzer
         self.pass_score = pass_score
+        self.refuse_score = refuse_score
+        self.confident_bm25 = confident_bm25
         self.top_n = top_n
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
@@ -70,12 +78,31 @@ class OfflineGrader:
             return GradeResult(passed=False, score=0.0, missing=tuple(terms))
         evidence = self.tokenizer.tokens_many([h.chunk.text for h in hits[: self.top_n * max(parts, 1)]])
         found = set().union(*map(set, evidence))
+        synonyms = self._synonym_tokens(terms)
+
+        def covered(term: str) -> bool:
+            return term in found or any(s in found for s in synonyms.get(term, ()))
+
         weights = {t: self.corpus.idf(t) for t in terms}
-        covered = sum(w for t, w in weights.items() if t in found or any(t in f for f in found if len(t) > 1))
-        score = 100.0 * covered / (sum(weights.values()) or 1.0)
-        missing = tuple(t for t in terms if t not in found)
-        return GradeResult(passed=score >= self.pass_score, score=round(score, 1), missing=missing,
+        score = 100.0 * sum(w for t, w in weights.items() if covered(t)) / (sum(weights.values()) or 1.0)
+        missing = tuple(t for t in terms if not covered(t))
+        passed = score >= self.pass_score or (score >= self.refuse_score and self._top_hit_is_on_topic(terms, hits))
+        return GradeResult(passed=passed, score=round(score, 1), missing=missing,
                            relevant=tuple(h.chunk.chunk_id for h in hits))
+
+    def _synonym_tokens(self, terms: list[str]) -> dict[str, tuple[str, ...]]:
+        if self.analyzer is None:
+            return {}
+        return {t: tuple(self.analyzer.analyze(t).expansion) for t in terms}
+
+    def _top_hit_is_on_topic(self, terms: list[str], hits: list[Hit]) -> bool:
+        top = hits[0].chunk
+        title_tokens = set(self.tokenizer.tokens(top.title)) if top.title else set()
+        if title_tokens & set(terms):
+            return True
+        bm25 = self.corpus.lexical.scores(terms)
+        position = self.corpus.position.get(top.chunk_id)
+        return position is not None and float(bm25[position]) >= self.confident_bm25
 
 
 class _GradeReply(BaseModel):
