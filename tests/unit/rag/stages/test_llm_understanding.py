@@ -109,9 +109,9 @@ async def test_a_repeated_question_is_understood_from_memory(make_understander, 
 @pytest.mark.parametrize("failure", [LlmOutputInvalid("no tool call"), {"route": "somewhere"}])
 async def test_malformed_output_falls_back_to_the_offline_understanding(make_understander, scripted_llm, failure):
     llm = scripted_llm(replies=[failure])
-    understood = await make_understander(llm).run("병가는 며칠까지 쓸 수 있어? 그리고 출장 숙박비 한도는 얼마야?", ())
+    understood = await make_understander(llm).run("병가 진단서는 언제 내야 해? 그리고 출장 숙박비 한도는 얼마야?", ())
     assert understood.by == "offline"
-    assert understood.plan.sub_questions == ("병가는 며칠까지 쓸 수 있어", "출장 숙박비 한도는 얼마야")
+    assert understood.plan.sub_questions == ("병가 진단서는 언제 내야 해", "출장 숙박비 한도는 얼마야")
 
 
 async def test_a_follow_up_that_becomes_a_reference_is_looked_up(make_understander, scripted_llm):

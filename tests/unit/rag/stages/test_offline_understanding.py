@@ -42,9 +42,9 @@ class TestOfflineQueryRouter:
 class TestOfflineQueryPlanner:
     async def test_splits_a_compound_question_into_its_parts(self, samples):
         plan = await OfflineQueryPlanner(samples.tokenizer).run(
-            "병가는 며칠까지 쓸 수 있어? 그리고 출장 숙박비 한도는 얼마야?")
+            "병가 진단서는 언제 내야 해? 그리고 출장 숙박비 한도는 얼마야?")
         assert plan.strategy == Strategy.MULTI
-        assert plan.sub_questions == ("병가는 며칠까지 쓸 수 있어", "출장 숙박비 한도는 얼마야")
+        assert plan.sub_questions == ("병가 진단서는 언제 내야 해", "출장 숙박비 한도는 얼마야")
         assert plan.search_queries[1:] == plan.sub_questions
 
     @pytest.mark.parametrize("question", [LEAVE_QUESTION, "연차랑 병가 차이가 뭐야?"])

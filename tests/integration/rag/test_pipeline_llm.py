@@ -1,0 +1,355 @@
+"""The pipeline on Claude over the sample regulations, with the Messages API mocked at the HTTP layer (respx).
+
+Real Kiwi, embedded Chroma and the sample index (session fixtures); the fake API tells the stages apart by their
+system prompt, so each test scripts what every stage's call answers and asserts on what the API received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+
+from rag import messages
+from rag.llm import AnthropicProvider, CircuitBreaker, ResilientProvider, RetryPolicy
+from rag.models import AnswerEventKind, Message, Role
+from rag.pipeline import AnswerPipeline, collect
+from rag.retrieval.retriever import HybridRetriever
+from rag.stages import StageTimeouts, build_stages
+from rag.stages.followups import FOLLOWUP_PROMPT
+from rag.stages.generator import GENERATE_PROMPT
+from rag.stages.grader import GRADE_PROMPT
+from rag.stages.rewriter import REWRITE_PROMPT
+from rag.stages.understanding import UNDERSTAND_PROMPT
+from rag.stages.verifier import VERIFY_PROMPT
+
+API = "http://claude.test/v1/messages"
+LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+LEAVE_ANSWER = "1년간 80퍼센트 이상 출근한 직원에게는 15일의 연차유급휴가를 줘요 [1]."
+STAGES_BY_PROMPT = {UNDERSTAND_PROMPT: "understand", GRADE_PROMPT: "grade", REWRITE_PROMPT: "rewrite",
+                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups", GENERATE_PROMPT: "revise"}
+
+Reply = httpx.Response | Callable[[dict[str, Any]], httpx.Response]
+
+
+# --- the fake Messages API ------------------------------------------------------------------------------
+
+
+def _message(content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
+    return {"id": "msg_test", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+def tool(data: dict[str, Any]) -> httpx.Response:
+    """A forced record_result tool call: how the provider returns JSON."""
+    block = {"type": "tool_use", "id": "toolu_test", "name": "record_result", "input": data}
+    return httpx.Response(200, json=_message([block], "tool_use"))
+
+
+def text(reply: str) -> httpx.Response:
+    return httpx.Response(200, json=_message([{"type": "text", "text": reply}], "end_turn"))
+
+
+def error(status: int, kind: str = "api_error", headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.Response(status, headers=headers, json={"type": "error", "error": {"type": kind, "message": "x"}})
+
+
+def _sse_events(deltas: tuple[str, ...], *, complete: bool) -> bytes:
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": {**_message([], None), "usage": {
+            "input_tokens": 20, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+    ]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                        "delta": {"type": "text_delta", "text": d}}) for d in deltas]
+    if complete:
+        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                                                                         "stop_sequence": None},
+                                      "usage": {"output_tokens": 30}}),
+                   ("message_stop", {"type": "message_stop"})]
+    return "".join(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+                   for name, data in events).encode()
+
+
+FOLLOWUP_BLOCK = "\n<후속질문>\n반차로도 쓸 수 있어?\n연차 신청은 언제까지 해야 해?"
+
+
+def stream(*deltas: str, followups: bool = True) -> httpx.Response:
+    """A streamed text answer, `message_start` first, as the API sends it; the follow-up block last."""
+    deltas = (*deltas, FOLLOWUP_BLOCK) if followups else deltas
+    return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                          content=_sse_events(deltas, complete=True))
+
+
+class _StallingBody(httpx2.AsyncByteStream):
+    """Sends the events so far, then never another byte (a server that went silent)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.body
+        await asyncio.Event().wait()
+
+
+def stalling_stream(*deltas: str) -> httpx.Response:
+    return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                          stream=_StallingBody(_sse_events(deltas, complete=False)))
+
+
+class FakeClaude:
+    """Scripted replies per stage; records each stage's request bodies. An unscripted call answers 500."""
+
+    def __init__(self, **scripts: list[Reply]) -> None:
+        self.scripts = scripts
+        self.bodies: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        stage = "answer" if body.get("stream") else STAGES_BY_PROMPT[body["system"]]
+        self.bodies.setdefault(stage, []).append(body)
+        script = self.scripts.get(stage) or [error(500)]
+        reply = script.pop(0) if len(script) > 1 else script[0]
+        return reply(body) if callable(reply) else reply
+
+    def calls(self, stage: str) -> int:
+        return len(self.bodies.get(stage, []))
+
+    def user_text(self, stage: str, index: int = 0) -> str:
+        return self.bodies[stage][index]["messages"][0]["content"]
+
+
+def understood(question: str = LEAVE_QUESTION, **fields: Any) -> httpx.Response:
+    data = {"standalone_question": question, "route": "search", "compound": False, "search_queries": [question],
+            "keywords": [], "intent": question, "answer_style": "concise"}
+    data.update(fields)
+    return tool(data)
+
+
+def passes(*labels: str, score: int = 90) -> Callable[[dict[str, Any]], httpx.Response]:
+    """A grade that names the passages with these labels as the relevant ones (their numbers vary by ranking)."""
+
+    def reply(body: dict[str, Any]) -> httpx.Response:
+        content = body["messages"][0]["content"]
+        numbers = [int(n) for label in labels for n in re.findall(rf"^\[(\d+)\] {re.escape(label)} ", content, re.M)]
+        return tool({"score": score, "missing": [], "relevant": numbers})
+
+    return reply
+
+
+# --- fixtures -------------------------------------------------------------------------------------------
+
+
+class RecordedSleeps:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay_s: float) -> None:
+        self.delays.append(delay_s)
+
+
+class ProbedRetriever(HybridRetriever):
+    """Records queries; the first `together` searches wait for each other, which only parallel searches can."""
+
+    def __init__(self, base: HybridRetriever, *, together: int = 0) -> None:
+        super().__init__(base.corpus, base.analyzer, reranker=base.reranker, config=base.config)
+        self.queries: list[str] = []
+        self.together = together
+        self._arrived = asyncio.Event()
+
+    async def search(self, query, *, k=10, scope=None):
+        self.queries.append(query)
+        if len(self.queries) <= self.together:
+            if len(self.queries) == self.together:
+                self._arrived.set()
+            async with asyncio.timeout(5):  # sequential searches would never all arrive
+                await self._arrived.wait()
+        return await super().search(query, k=k, scope=scope)
+
+
+@pytest.fixture
+def sleeps() -> RecordedSleeps:
+    return RecordedSleeps()
+
+
+@pytest.fixture
+def make_pipeline(sample_components, respx_mock, sleeps):
+    def make(claude: FakeClaude, *, timeouts: StageTimeouts | None = None, together: int = 0):
+        respx_mock.post(API).mock(side_effect=claude)
+        provider = AnthropicProvider(api_key="test-key", base_url="http://claude.test",
+                                     fast_model="claude-test-fast", strong_model="claude-test-strong")
+        llm = ResilientProvider(provider, retry=RetryPolicy(max_attempts=3), sleep=sleeps, jitter=lambda: 0.5,
+                                breaker=CircuitBreaker(failure_threshold=4, cooldown_s=30.0))
+        c = sample_components
+        retriever = ProbedRetriever(c.retriever, together=together)
+        stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
+                              analyzer=c.retriever.analyzer, timeouts=timeouts)
+        return AnswerPipeline(stages=stages, retriever=retriever)
+    return make
+
+
+def streamed_text(events) -> str:
+    return "".join(e.text for e in events if e.kind == AnswerEventKind.DELTA)
+
+
+def labels(answer) -> list[str]:
+    return [c.label for c in answer.citations]
+
+
+# --- tests ----------------------------------------------------------------------------------------------
+
+
+async def test_happy_path_streams_a_cited_answer_in_three_calls(make_pipeline):
+    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+                        answer=[stream("1년간 80퍼센트 이상 출근한 직원에게는 ", "15일의 연차유급휴가를 줘요 [1].",
+                                       "\n<후속", "질문>\n3년 넘게 일하면 연차가 늘어나?\n반차로도 쓸 수 있어?",
+                                       followups=False)])
+    answer, events = await collect(make_pipeline(claude), LEAVE_QUESTION)
+
+    assert streamed_text(events) == LEAVE_ANSWER + "\n"  # never the marker or the questions below it
+    assert answer.text == LEAVE_ANSWER
+    assert labels(answer) == ["취업규칙 제20조 제1항"]
+    assert answer.followups == ("3년 넘게 일하면 연차가 늘어나?", "반차로도 쓸 수 있어?")
+    assert answer.llm_calls == 3
+    assert {stage: claude.calls(stage) for stage in claude.bodies} == {"understand": 1, "grade": 1, "answer": 1}
+    assert claude.bodies["answer"][0]["model"] == "claude-test-strong"
+    assert "[1] 취업규칙 제20조(연차유급휴가)" in claude.user_text("answer")
+
+
+async def test_a_compound_question_searches_its_parts_in_parallel_and_cites_both(make_pipeline):
+    question = "병가는 며칠까지 쓸 수 있고 출장 숙박비 한도는 얼마야?"
+    parts = ["병가는 며칠까지 쓸 수 있어?", "출장 숙박비 한도는 얼마야?"]
+    claude = FakeClaude(
+        understand=[understood(question, compound=True, sub_questions=parts,
+                               search_queries=["병가 일수", "국내 출장 숙박비 한도"])],
+        grade=[passes("취업규칙 제23조", "여비 규정 제5조")],
+        answer=[stream("**병가**\n연간 30일 이내의 병가를 받을 수 있어요 [1].\n",
+                       "**숙박비**\n숙박비는 1박당 8만원을 한도로 실비를 지급해요 [2].")])
+    pipeline = make_pipeline(claude, together=3)
+    answer, _ = await collect(pipeline, question)
+
+    assert pipeline.retriever.queries == [question, "병가 일수", "국내 출장 숙박비 한도"]
+    assert labels(answer) == ["취업규칙 제23조 제1항", "여비 규정 제5조 제3항"]
+    prompt = claude.user_text("answer")
+    assert "1. 병가는 며칠까지 쓸 수 있어? — 관련 조문: [1]" in prompt
+    assert "2. 출장 숙박비 한도는 얼마야? — 관련 조문: [2]" in prompt
+
+
+async def test_a_failed_grade_rewrites_once_and_searches_again(make_pipeline):
+    question = "3년 넘게 다니면 연차 더 줘?"
+    claude = FakeClaude(
+        understand=[understood(question)],
+        grade=[tool({"score": 40, "missing": ["근속연수에 따른 가산휴가"], "relevant": []}),
+               passes("취업규칙 제20조")],
+        rewrite=[tool({"query": "연차유급휴가 3년 이상 근속 가산휴가"})],
+        answer=[stream("3년 이상 근속한 직원에게는 최초 1년을 초과하는 근속연수 매 2년에 대하여 ",
+                       "1일을 가산한 휴가를 줘요 [1].")])
+    pipeline = make_pipeline(claude)
+    answer, events = await collect(pipeline, question)
+
+    assert pipeline.retriever.queries == [question, "연차유급휴가 3년 이상 근속 가산휴가"]
+    assert "- 근속연수에 따른 가산휴가" in claude.user_text("rewrite")
+    assert all(claude.user_text("grade", i).endswith(f"질문: {question}") for i in range(2))
+    assert messages.STATUS_RESEARCHING in [e.text for e in events]
+    assert labels(answer) == ["취업규칙 제20조 제3항"]
+    assert answer.llm_calls == 5
+
+
+async def test_malformed_json_falls_back_to_the_offline_stages(make_pipeline):
+    claude = FakeClaude(understand=[tool({"route": "search"})],  # required keys missing
+                        grade=[text("네, 충분합니다.")],  # no tool call at all
+                        answer=[stream(LEAVE_ANSWER)])
+    answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
+
+    assert (claude.calls("understand"), claude.calls("grade")) == (1, 1)  # invalid output is not retried
+    assert "route: search" in answer.notes  # the offline understanding
+    assert any(n.startswith("grade(offline): ") for n in answer.notes)
+    assert answer.text == LEAVE_ANSWER
+    assert labels(answer) == ["취업규칙 제20조 제1항"]
+
+
+async def test_a_rate_limit_is_retried_and_the_answer_is_unchanged(make_pipeline, sleeps):
+    claude = FakeClaude(understand=[error(429, "rate_limit_error", {"retry-after": "0"}), understood()],
+                        grade=[passes("취업규칙 제20조")], answer=[stream(LEAVE_ANSWER)])
+    answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
+
+    assert claude.calls("understand") == 2
+    assert sleeps.delays == [0.0]  # the server's retry-after
+    assert answer.text == LEAVE_ANSWER
+    assert answer.llm_calls == 3  # a retry is part of the same call
+
+
+async def test_server_errors_open_the_breaker_and_the_regulations_are_quoted_with_a_note(make_pipeline):
+    claude = FakeClaude()  # 500 to everything
+    answer, events = await collect(make_pipeline(claude), LEAVE_QUESTION)
+
+    assert answer.text.startswith(messages.EXTRACTIVE_INTRO)
+    assert answer.text.endswith(messages.OFFLINE_NOTE)
+    assert "취업규칙 제20조 제1항" in labels(answer)
+    assert (claude.calls("understand"), claude.calls("grade"), claude.calls("answer")) == (3, 1, 0)
+    assert not [e for e in events if e.kind == AnswerEventKind.ERROR]
+
+
+async def test_a_stream_that_goes_silent_keeps_what_was_shown_and_says_so(make_pipeline):
+    shown = ("1년간 80퍼센트 이상 출근하면 15일의 연차유급휴가를 줘요 [1]. ", "다만 입사 첫해에는")
+    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+                        answer=[stalling_stream(*shown)])
+    answer, events = await collect(make_pipeline(claude, timeouts=StageTimeouts(delta_s=0.3)), LEAVE_QUESTION)
+
+    assert streamed_text(events) == "".join(shown)
+    assert answer.text == f"{''.join(shown).rstrip()}\n\n{messages.STREAM_INTERRUPTED}"
+    assert labels(answer) == ["취업규칙 제20조 제1항"]
+
+
+async def test_the_verifier_removes_a_claim_its_source_does_not_support(make_pipeline):
+    unsupported = "입사 첫날부터 25일을 미리 당겨 쓸 수도 있어요 [1]."
+    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+                        answer=[stream(f"{LEAVE_ANSWER} ", unsupported)],
+                        verify=[tool({"verdicts": [{"claim": 1, "supported": False}]})],
+                        revise=[error(400, "invalid_request_error")])
+    answer, events = await collect(make_pipeline(claude), LEAVE_QUESTION)
+
+    assert streamed_text(events).startswith(f"{LEAVE_ANSWER} {unsupported}")
+    assert answer.text == f"{LEAVE_ANSWER}\n\n{messages.UNVERIFIED_NOTE}"
+    assert "1. 입사 첫날부터 25일을" in claude.user_text("verify")
+    assert claude.calls("revise") == 1
+
+
+async def test_a_revision_replaces_an_answer_with_an_unsupported_claim(make_pipeline):
+    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+                        answer=[stream("연차는 1년에 20일을 줘요 [1].")],
+                        verify=[tool({"verdicts": [{"claim": 1, "supported": False}]})],
+                        revise=[text(LEAVE_ANSWER)])
+    answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
+
+    assert answer.text == LEAVE_ANSWER
+    assert "확인되지 않은 문장:\n- 연차는 1년에 20일을 줘요 [1]." in claude.user_text("revise")
+    assert claude.calls("verify") == 1  # the revision is confirmed offline
+
+
+async def test_a_follow_up_is_made_standalone_before_searching(make_pipeline):
+    history = (Message(role=Role.USER, content=LEAVE_QUESTION), Message(role=Role.ASSISTANT, content=LEAVE_ANSWER))
+    standalone = "입사 후 3년 넘게 근속하면 연차유급휴가는 며칠인가?"
+    claude = FakeClaude(understand=[understood(standalone)], grade=[passes("취업규칙 제20조")],
+                        answer=[stream("3년 이상 근속한 직원에게는 근속연수 매 2년에 대하여 1일을 가산해요 [1].")])
+    pipeline = make_pipeline(claude)
+    answer, _ = await collect(pipeline, "그럼 3년 넘게 일하면?", history=history)
+
+    assert pipeline.retriever.queries == [standalone]
+    assert f"enhanced with history: {standalone}" in answer.notes
+    assert "user: 입사 1년 지나면 연차 며칠 받아?" in claude.user_text("understand")
+
+
+async def test_a_reference_is_looked_up_without_any_call(make_pipeline):
+    claude = FakeClaude()
+    answer, _ = await collect(make_pipeline(claude), "취업규칙 제20조")
+    assert labels(answer) == ["취업규칙 제20조"]
+    assert (answer.llm_calls, claude.bodies) == (0, {})
