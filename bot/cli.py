@@ -190,7 +190,10 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.logging_setup import configure_logging
     from bot.server import serve
+
+    configure_logging(log_content=settings.log_content, level=logging.DEBUG if args.verbose else logging.INFO)
 
     return serve(settings)
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Where platforms deliver events (DESIGN.md §3 routes).
-INTAKE_PATHS = frozenset({"/slack/events", "/api/messages"})
+INTAKE_PATHS = frozenset({"/slack/events", "/api/messages", "/api/playground/ask"})
 READINESS_PATH = "/readyz"
 DEFAULT_DRAIN_TIMEOUT_S = 25.0
 

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from bot.app import Components, build_components
 from bot.config import Settings
+from bot.lifecycle import GracefulShutdown
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.scopes import ScopeResolver
@@ -151,6 +152,7 @@ def create_app(runtime: Runtime) -> web.Application:
         await runtime.store.close()
 
     app.on_shutdown.append(close)
+    GracefulShutdown.for_runtime(runtime).install(app)
     return app
 
 
