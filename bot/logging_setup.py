@@ -79,6 +79,8 @@ def configure_logging(*, log_content: bool = False, level: int = logging.INFO, s
     root.setLevel(level)
     # Probes hit /healthz and /readyz every few seconds; access lines would drown the turn lines.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    # In anonymous (local) Teams mode the SDK warns about the missing app id on every turn.
+    logging.getLogger("microsoft_agents.hosting.core.connector.client.user_token_client").setLevel(logging.ERROR)
 
 
 __all__ = ["CONTENT_FIELDS", "PAYLOAD_LOGGERS", "JsonLogFormatter", "PayloadDebugFilter", "configure_logging"]
