@@ -33,13 +33,14 @@ from bot.app import Components, build_components  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from rag.eval import EvalItem, load_eval_file  # noqa: E402
 from rag.llm import LlmRequest, LlmResponse, LlmStream, ResilientProvider  # noqa: E402
-from rag.models import Role  # noqa: E402
+from rag.models import Chunk, Hit, Role  # noqa: E402
 from rag.pipeline import AnswerPipeline, collect  # noqa: E402
+from rag.retrieval.corpus import IndexedCorpus  # noqa: E402
 from rag.retrieval.tokenizer import Tokenizer  # noqa: E402
 from rag.stages import build_stages  # noqa: E402
 from rag.stages.followups import FOLLOWUP_PROMPT  # noqa: E402
 from rag.stages.generator import FOLLOWUP_MARKER  # noqa: E402
-from rag.stages.grader import GRADE_PROMPT  # noqa: E402
+from rag.stages.grader import GRADE_PROMPT, OfflineGrader  # noqa: E402
 from rag.stages.planner import OfflineQueryPlanner, Strategy  # noqa: E402
 from rag.stages.rewriter import REWRITE_PROMPT  # noqa: E402
 from rag.stages.understanding import UNDERSTAND_PROMPT  # noqa: E402
@@ -48,20 +49,26 @@ from rag.stages.verifier import VERIFY_PROMPT  # noqa: E402
 SHARED = REPO.parent / "shared"
 _SOURCE = re.compile(r"^\[(\d+)\] ([^\n]+)\n([^\n]*)", re.MULTILINE)
 _CLAIM = re.compile(r"^(\d+)\. ", re.MULTILINE)
+# A grading prompt's passage: "[n] label (title)" then the chunk text, up to the next passage or the question.
+_PASSAGE = re.compile(r"^\[(\d+)\] [^\n]*\n(.*?)(?=\n\n\[\d+\] |\n\n질문: )", re.MULTILINE | re.DOTALL)
 
 
 class InstantLlm:
     """A zero-latency `LlmProvider` for the benchmark: plausible structured replies and quoted answers.
 
-    Grades by word overlap (so unanswerable questions fail and trigger the rewrite, as a model would), decomposes
-    what the offline planner would, and answers by quoting the first line of the first two sources with [n]
-    markers and two follow-ups. `spent_s` is the time spent here, which the benchmark subtracts.
+    Grades as the offline grader would on the passages in the prompt (so unanswerable questions fail and trigger
+    the rewrite, as a model would), decomposes what the offline planner would, and answers by quoting the first
+    line of the first two sources with [n] markers and two follow-ups. Quotes pass the verifier's offline check,
+    so verification costs no call here: a real model's paraphrases sometimes will. `spent_s` is the time spent
+    here, which the benchmark subtracts.
     """
 
     name = "instant"
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Tokenizer, corpus: IndexedCorpus, grader: OfflineGrader) -> None:
         self.tokenizer = tokenizer
+        self.corpus = corpus
+        self.grader = grader
         self.planner = OfflineQueryPlanner(tokenizer)
         self.spent_s = 0.0
 
@@ -93,7 +100,7 @@ class InstantLlm:
         if system == UNDERSTAND_PROMPT:
             return await self._understand(user)
         if system == GRADE_PROMPT:
-            return self._grade(user)
+            return await self._grade(user)
         if system == REWRITE_PROMPT:
             question = re.search(r"질문: (.*)", user).group(1)
             return {"query": " ".join([question, *re.findall(r"^- (.*)$", user, re.MULTILINE)])}
@@ -115,15 +122,17 @@ class InstantLlm:
                          search_queries=list(plan.search_queries[1:]))
         return reply
 
-    def _grade(self, user: str) -> dict:
-        question = user.rsplit("질문: ", 1)[-1]
-        words = {t for t in self.tokenizer.tokens(question) if len(t) > 1}
-        passages = re.split(r"\n\n(?=\[\d+\] )", user.split("\n", 1)[1].rsplit("\n\n질문: ", 1)[0])
-        tokens = [set(self.tokenizer.tokens(p)) for p in passages]
-        covered = words & set().union(*tokens[:3]) if tokens else set()
-        score = round(100 * len(covered) / len(words)) if words else 0
-        relevant = [i for i, t in enumerate(tokens, start=1) if len(words & t) >= max(1, len(words) // 3)]
-        return {"score": score, "missing": sorted(words - covered), "relevant": relevant}
+    async def _grade(self, user: str) -> dict:
+        question = user.rsplit("\n\n질문: ", 1)[-1]
+        passages = _PASSAGE.findall(user)
+        hits = [Hit(chunk=chunk, score=1.0) for _, text in passages
+                if (chunk := self._chunk(text)) is not None]
+        grade = await self.grader.run(question, hits)
+        return {"score": 90 if grade.passed else 30, "missing": list(grade.missing)[:5],
+                "relevant": [int(n) for n, _ in passages]}
+
+    def _chunk(self, passage_text: str) -> Chunk | None:
+        return next((c for c in self.corpus.chunks if c.text.startswith(passage_text[:200])), None)
 
     @staticmethod
     def _answer(user: str) -> str:
@@ -210,7 +219,9 @@ def main() -> int:
         # Warm Kiwi, Chroma and the embedder before anything is timed.
         asyncio.run(run_mode(components, items[:3], llm=None, repeat=1))
         offline = asyncio.run(run_mode(components, items, llm=None, repeat=args.repeat))
-        instant = InstantLlm(components.tokenizer)
+        instant = InstantLlm(components.tokenizer, components.corpus,
+                             OfflineGrader(components.corpus, components.tokenizer,
+                                           analyzer=components.retriever.analyzer))
         with_llm = asyncio.run(run_mode(components, items, llm=instant, repeat=args.repeat))
     result = {
         "benchmark": "pipeline",

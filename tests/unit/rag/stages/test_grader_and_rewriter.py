@@ -64,3 +64,19 @@ class TestLlmQueryRewriter:
             "야근하면 돈 더 줘?", ("수당",))
         assert query.startswith("수당 ")
         assert "연장근로" in query  # the synonym table's word for 야근
+
+
+class TestOfflineGrader:
+    async def test_passes_evidence_that_covers_the_question(self, samples, leave_hits):
+        grade = await OfflineGrader(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer).run(
+            LEAVE_QUESTION, leave_hits)
+        assert grade.passed
+        assert len(grade.relevant) == len(leave_hits)
+
+    async def test_fails_a_question_whose_rare_words_the_regulations_never_use(self, samples):
+        question = "사내 카페는 몇 시까지 열어?"
+        hits = samples.retriever.search_sync(question, k=4)
+        grade = await OfflineGrader(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer).run(
+            question, hits)
+        assert not grade.passed
+        assert "카페" in grade.missing

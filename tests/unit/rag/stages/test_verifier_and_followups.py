@@ -89,3 +89,11 @@ class TestLlmFollowupSuggester:
             LEAVE_QUESTION, hits, cited)
         assert followups == await OfflineFollowupSuggester().run(LEAVE_QUESTION, hits, cited)
         assert followups and all(f.endswith("에 대해 알려줘") for f in followups)
+
+
+class TestOfflineVerifier:
+    async def test_removes_a_cited_line_its_source_does_not_contain(self, samples, leave_citation):
+        text = "관련 규정은 다음과 같아요.\n- 15일의 연차유급휴가를 준다 [1]\n- 주식 배당금은 분기마다 지급한다 [1]"
+        result = await OfflineVerifier(samples.corpus, samples.tokenizer).run(text, (leave_citation,))
+        assert result.text == "관련 규정은 다음과 같아요.\n- 15일의 연차유급휴가를 준다 [1]"
+        assert result.removed == ("- 주식 배당금은 분기마다 지급한다 [1]",)
