@@ -4,12 +4,14 @@
     adapter.attach(web_app)              # POST /slack/events: events, commands, interactivity
     await adapter.start_socket_mode()    # only when an app-level token (xapp-…) is configured
     ...
-    await adapter.close()
+    await adapter.stop_intake()          # shutdown: Socket Mode disconnects, new events get 503, answers go on
+    await adapter.close()                # then: answers still running get a short grace, then are cancelled
 
 Bolt verifies signatures (401 on a bad or stale one), answers url_verification and ssl_check, and acks
 events before any listener runs; listeners hand the work to background tasks, so the HTTP answer never
 waits for an answer to be written. Duplicates are dropped by `event_id` (Slack retries) and by
-(channel, ts) (a mention arrives as both `app_mention` and `message`), and still acked.
+(channel, ts) (a mention arrives as both `app_mention` and `message`), and still acked. After
+`stop_intake()` new requests are refused with 503 and not acked, so Slack delivers them to another replica.
 """
 
 from __future__ import annotations
@@ -82,6 +84,28 @@ class DuplicateEventFilter(AsyncMiddleware):
         return await req.context.ack()
 
 
+class IntakeGate(AsyncMiddleware):
+    """Refuses every request once intake has stopped: a 503 over HTTP, no ack over Socket Mode.
+
+    Runs before the dedupe claim, so Slack's redelivery to another replica is not dropped as a duplicate.
+    """
+
+    def __init__(self) -> None:
+        self.open = True
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],
+    ) -> BoltResponse:
+        if self.open:
+            return await next()
+        logger.info("slack %s refused: shutting down", req.body.get("type") or "request")
+        return BoltResponse(status=503, body="shutting down", headers={"Retry-After": "1"})
+
+
 def _bot_identity(context: AsyncBoltContext) -> BotIdentity:
     return BotIdentity(user_id=context.bot_user_id or "", bot_id=context.bot_id or "")
 
@@ -142,6 +166,7 @@ class SlackAdapter:
         self._buttons = ButtonHandlers(service, self._client, threads=self._threads, streamers=streamers, recent=recent)
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket_mode: AsyncSocketModeHandler | None = None
+        self._intake = IntakeGate()
         self._app = AsyncApp(
             client=self._client,
             signing_secret=signing_secret,
@@ -166,11 +191,16 @@ class SlackAdapter:
         self._socket_mode = AsyncSocketModeHandler(self._app, self._app_token)
         await self._socket_mode.connect_async()
 
-    async def close(self) -> None:
-        """Disconnect Socket Mode and let answers in progress finish (briefly), then cancel the rest."""
+    async def stop_intake(self) -> None:
+        """Take no new events (Socket Mode disconnects, requests get 503); answers in progress go on."""
+        self._intake.open = False
         if self._socket_mode is not None:
-            await self._socket_mode.close_async()
-            self._socket_mode = None
+            socket_mode, self._socket_mode = self._socket_mode, None
+            await socket_mode.close_async()
+
+    async def close(self) -> None:
+        """Stop intake, let answers in progress finish (briefly), cancel the rest, close the HTTP session."""
+        await self.stop_intake()
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=_CLOSE_GRACE_S)
             for task in pending:
@@ -203,6 +233,7 @@ class SlackAdapter:
 
     def _register(self, commands: tuple[str, ...]) -> None:
         app = self._app
+        app.use(self._intake)
         app.use(DuplicateEventFilter(self._service))
         app.event("app_mention")(self._on_app_mention)
         app.event("message")(self._on_message)
@@ -281,4 +312,4 @@ class SlackAdapter:
         self._spawn(self._buttons.on_share(body, respond, _bot_identity(context)))
 
 
-__all__ = ["EVENTS_PATH", "DuplicateEventFilter", "SlackAdapter"]
+__all__ = ["EVENTS_PATH", "DuplicateEventFilter", "IntakeGate", "SlackAdapter"]

@@ -52,6 +52,7 @@ class FakeTurnService:
         self.store: dict[str, list[Message]] = {}
         self.script: Script = cited_answer
         self.gate: asyncio.Event | None = None
+        self.running = 0  # answers started and not yet over, as the bot's queue counts them for a drain
 
     async def claim_event(self, key: str, *, ttl_s: int = 3600) -> bool:
         self.claim_attempts.append(key)
@@ -72,17 +73,21 @@ class FakeTurnService:
 
     async def answer(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
         self.turns.append(turn)
-        if self.gate is not None:
-            await self.gate.wait()
-        async for event in self.script(turn):
-            if event.answer is not None:
-                self.store.setdefault(turn.conversation_key, []).extend(
-                    [
-                        Message(role=Role.USER, content=turn.text),
-                        Message(role=Role.ASSISTANT, content=event.answer.text),
-                    ]
-                )
-            yield event
+        self.running += 1
+        try:
+            if self.gate is not None:
+                await self.gate.wait()
+            async for event in self.script(turn):
+                if event.answer is not None:
+                    self.store.setdefault(turn.conversation_key, []).extend(
+                        [
+                            Message(role=Role.USER, content=turn.text),
+                            Message(role=Role.ASSISTANT, content=event.answer.text),
+                        ]
+                    )
+                yield event
+        finally:
+            self.running -= 1
 
     async def record_feedback(self, feedback: Feedback) -> None:
         self.feedback.append(feedback)
