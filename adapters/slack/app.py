@@ -30,6 +30,7 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -44,6 +45,7 @@ from adapters.slack.payloads import FEEDBACK_DOWN_ACTION, FEEDBACK_UP_ACTION, FO
 from adapters.slack.records import RecentAnswers
 from adapters.slack.responder import CommandResponder, Respond, ThreadResponder
 from adapters.slack.sanitize import mentions_user, sanitize_untrusted
+from adapters.slack.status import Sleep
 from adapters.slack.streaming import AnswerStreamerFactory, StreamMode
 from rag import messages
 from rag.errors import ConfigError
@@ -120,7 +122,8 @@ class SlackAdapter:
         api_url: the Web API base URL (`SLACK_API_URL`).
         stream_mode: `auto` (native streaming, else chat.update), `native` or `update`.
         app_token: the app-level token (xapp-…) for Socket Mode; empty for HTTP only.
-        clock: monotonic seconds, for the streaming cadence.
+        clock: monotonic seconds, for the streaming and status cadence.
+        sleep: waits that many seconds of `clock` (a held-back status line waits with it).
         max_question_chars: longer questions get a friendly refusal instead of an answer.
         commands: slash commands answered (as configured in the app manifest).
     """
@@ -135,6 +138,7 @@ class SlackAdapter:
         stream_mode: StreamMode = "auto",
         app_token: str = "",
         clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
         max_question_chars: int = 4000,
         commands: tuple[str, ...] = DEFAULT_COMMANDS,
     ) -> None:
@@ -144,16 +148,20 @@ class SlackAdapter:
             raise ConfigError("SLACK_SIGNING_SECRET is required to verify Slack's HTTP requests")
         self._service = service
         self._app_token = app_token
-        self._client = AsyncWebClient(
-            token=bot_token,
-            base_url=api_url if api_url.endswith("/") else api_url + "/",
-            retry_handlers=[
-                AsyncConnectionErrorRetryHandler(),
-                AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-            ],
+        base_url = api_url if api_url.endswith("/") else api_url + "/"
+
+        def web_client(*retry_handlers: AsyncRetryHandler) -> AsyncWebClient:
+            return AsyncWebClient(token=bot_token, base_url=base_url, retry_handlers=list(retry_handlers))
+
+        self._client = web_client(
+            AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)
         )
+        # Status lines and intermediate edits: a 429 drops the call instead of holding the answer for Retry-After.
+        self._best_effort_client = web_client(AsyncConnectionErrorRetryHandler())
         recent = RecentAnswers()
-        streamers = AnswerStreamerFactory(self._client, mode=stream_mode, clock=clock)
+        streamers = AnswerStreamerFactory(
+            self._client, mode=stream_mode, best_effort_client=self._best_effort_client, clock=clock, sleep=sleep
+        )
         self._threads = ThreadResponder(
             service,
             self._client,
@@ -213,6 +221,7 @@ class SlackAdapter:
         """One pooled HTTP session for Web API calls (created in the running loop, on first use)."""
         if self._client.session is None or self._client.session.closed:
             self._client.session = aiohttp.ClientSession()
+        self._best_effort_client.session = self._client.session
 
     async def _handle_http(self, request: web.Request) -> web.Response:
         self._ensure_session()

@@ -7,13 +7,18 @@ Two writers put text into Slack messages:
   When an append fails the message is finished with `chat.update` from the text kept here.
 - `MessageUpdateWriter`: a placeholder posted at once and edited with `chat.update` about once a second.
 
-`AnswerStreamer` drives one writer for one answer: it throttles flushes, splits long answers over several
-messages (each within Slack's limits), and switches from the native writer to the update writer when
-`chat.startStream` is not available.
+`AnswerStreamer` drives one writer for one answer: it paces status lines (`StatusThrottle`) and flushes,
+splits long answers over several messages (each within Slack's limits), and switches from the native writer
+to the update writer when `chat.startStream` is not available.
+
+Calls that a later call supersedes (status lines, intermediate appends and edits) go through a
+`best_effort_client` that does not wait out a 429: Slack's `Retry-After` can be tens of seconds, and the
+answer must not stall behind a status line. Finishing a message uses the client that retries.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -28,6 +33,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.blocks import AnswerBlocksRequest, Block, build_answer_blocks
 from adapters.slack.errors import is_rate_limited, slack_error_code
 from adapters.slack.sanitize import escape_mrkdwn
+from adapters.slack.status import STATUS_INTERVAL_S, Sleep, StatusThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -87,8 +93,11 @@ class MessageUpdateWriter(MessageWriter):
 
     interval_s = UPDATE_INTERVAL_S
 
-    def __init__(self, client: AsyncWebClient, target: StreamTarget) -> None:
+    def __init__(
+        self, client: AsyncWebClient, target: StreamTarget, *, best_effort_client: AsyncWebClient | None = None
+    ) -> None:
         self._client = client
+        self._best_effort = best_effort_client or client
         self._target = target
         self._ts: str | None = None
 
@@ -96,13 +105,13 @@ class MessageUpdateWriter(MessageWriter):
         status = f"_{escape_mrkdwn(text)}_"
         blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": status}]}]
         try:
-            await self._post_or_update(text, blocks)
+            await self._post_or_update(self._best_effort, text, blocks)
         except SlackApiError as error:
             logger.info("slack status placeholder not shown: %s", slack_error_code(error))
 
     async def push(self, part_text: str, new_text: str) -> bool:
         try:
-            await self._post_or_update(part_text, _text_blocks(part_text, []))
+            await self._post_or_update(self._best_effort, part_text, _text_blocks(part_text, []))
         except SlackApiError as error:
             logger.info("slack update skipped: %s", slack_error_code(error))
             return not is_rate_limited(error)
@@ -111,24 +120,24 @@ class MessageUpdateWriter(MessageWriter):
     async def close(self, part_text: str, new_text: str, blocks: list[Block], *, rewrite: bool) -> None:
         all_blocks = _text_blocks(part_text, blocks)
         try:
-            await self._post_or_update(part_text, all_blocks)
+            await self._post_or_update(self._client, part_text, all_blocks)
         except SlackApiError as error:
             if self._ts is None:
                 raise
             # chat.update and chat.postMessage are limited separately: post the final text anew.
             logger.warning("slack final update failed (%s); posting it as a new message", slack_error_code(error))
             self._ts = None
-            await self._post_or_update(part_text, all_blocks)
+            await self._post_or_update(self._client, part_text, all_blocks)
         self._ts = None
 
-    async def _post_or_update(self, text: str, blocks: list[Block]) -> None:
+    async def _post_or_update(self, client: AsyncWebClient, text: str, blocks: list[Block]) -> None:
         if self._ts is None:
-            response = await self._client.chat_postMessage(
+            response = await client.chat_postMessage(
                 channel=self._target.channel, thread_ts=self._target.thread_ts, text=text, blocks=blocks
             )
             self._ts = str(response["ts"])
         else:
-            await self._client.chat_update(channel=self._target.channel, ts=self._ts, text=text, blocks=blocks)
+            await client.chat_update(channel=self._target.channel, ts=self._ts, text=text, blocks=blocks)
 
 
 class NativeStreamWriter(MessageWriter):
@@ -136,8 +145,11 @@ class NativeStreamWriter(MessageWriter):
 
     interval_s = NATIVE_INTERVAL_S
 
-    def __init__(self, client: AsyncWebClient, target: StreamTarget) -> None:
+    def __init__(
+        self, client: AsyncWebClient, target: StreamTarget, *, best_effort_client: AsyncWebClient | None = None
+    ) -> None:
         self._client = client
+        self._best_effort = best_effort_client or client
         self._target = target
         self._ts: str | None = None
         self._broken = False  # an append failed: the part is finished with chat.update
@@ -147,7 +159,7 @@ class NativeStreamWriter(MessageWriter):
         if self._ts is not None or not self._status_supported:
             return
         try:
-            await self._client.assistant_threads_setStatus(
+            await self._best_effort.assistant_threads_setStatus(
                 channel_id=self._target.channel, thread_ts=self._target.thread_ts, status=text
             )
         except SlackApiError as error:
@@ -160,9 +172,11 @@ class NativeStreamWriter(MessageWriter):
             return True  # kept locally; close() shows it with chat.update
         try:
             if self._ts is None:
-                await self._start(new_text)
+                await self._start(self._best_effort, new_text)
             else:
-                await self._client.chat_appendStream(channel=self._target.channel, ts=self._ts, markdown_text=new_text)
+                await self._best_effort.chat_appendStream(
+                    channel=self._target.channel, ts=self._ts, markdown_text=new_text
+                )
         except SlackApiError as error:
             if is_rate_limited(error):
                 return False
@@ -173,7 +187,7 @@ class NativeStreamWriter(MessageWriter):
     async def close(self, part_text: str, new_text: str, blocks: list[Block], *, rewrite: bool) -> None:
         try:
             if self._ts is None:
-                await self._start(part_text)
+                await self._start(self._client, part_text)
                 new_text, rewrite = "", False
             if not (self._broken or rewrite):
                 try:
@@ -201,9 +215,9 @@ class NativeStreamWriter(MessageWriter):
             self._ts = None
             self._broken = False
 
-    async def _start(self, markdown_text: str) -> None:
+    async def _start(self, client: AsyncWebClient, markdown_text: str) -> None:
         try:
-            response = await self._client.chat_startStream(
+            response = await client.chat_startStream(
                 channel=self._target.channel,
                 thread_ts=self._target.thread_ts,
                 markdown_text=markdown_text,
@@ -243,7 +257,11 @@ def choose_split(text: str, start: int, limit: int, *, min_end: int) -> int:
 
 
 class AnswerStreamer:
-    """Shows one answer in one thread: a status, text flushed at the writer's pace, then the final blocks."""
+    """Shows one answer in one thread: paced status lines, text flushed at the writer's pace, the final blocks.
+
+    A status line held back by the throttle is sent from a task of its own; a lock keeps it from crossing
+    the answer's own calls, and once answer text exists no status line is sent.
+    """
 
     def __init__(
         self,
@@ -251,7 +269,9 @@ class AnswerStreamer:
         *,
         fallback: Callable[[], MessageWriter] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
         part_chars: int = MESSAGE_PART_CHARS,
+        status_interval_s: float = STATUS_INTERVAL_S,
     ) -> None:
         self._writer = writer
         self._fallback = fallback
@@ -262,29 +282,43 @@ class AnswerStreamer:
         self._part_start = 0  # where the current message begins in _text
         self._shown = 0  # how much of _text Slack has
         self._last_flush = -math.inf
-        self._last_status = -math.inf
+        self._finished = False
+        self._writing = asyncio.Lock()
+        self._statuses = StatusThrottle(self._show_status, interval_s=status_interval_s, clock=clock, sleep=sleep)
 
     @property
     def text(self) -> str:
         return self._text
 
     async def status(self, text: str) -> None:
-        """Show a status line, unless answer text is already on its way."""
-        if self._text or self._clock() - self._last_status < self._writer.interval_s:
-            return
-        self._last_status = self._clock()
-        await self._with_writer(lambda writer: writer.show_status(text))
+        """Show a status line (paced, newest wins), unless answer text is already on its way."""
+        if not self._text and not self._finished:
+            await self._statuses.offer(text)
 
     async def write(self, text: str) -> None:
         """Add sanitised answer text; it reaches Slack at the next flush."""
         if not text:
             return
         self._text += text
+        self._statuses.stop()
         if self._clock() - self._last_flush >= self._interval_s:
-            await self._flush()
+            async with self._writing:
+                await self._flush()
 
     async def finish(self, text: str, blocks: list[Block]) -> None:
         """Show the final sanitised text and the blocks under it; earlier parts of a long answer stay."""
+        self._finished = True
+        self._statuses.stop()
+        async with self._writing:
+            await self._finish(text, blocks)
+
+    async def _show_status(self, text: str) -> None:
+        async with self._writing:
+            if self._text or self._finished:
+                return  # the answer overtook a held-back line
+            await self._with_writer(lambda writer: writer.show_status(text))
+
+    async def _finish(self, text: str, blocks: list[Block]) -> None:
         rewrite = False
         if text.startswith(self._text[: self._shown]):
             self._text = text
@@ -334,37 +368,50 @@ class AnswerStreamer:
 
 
 class AnswerStreamerFactory:
-    """Builds a streamer per answer for the configured mode; in `auto`, remembers a refused native stream."""
+    """Builds a streamer per answer for the configured mode; in `auto`, remembers a refused native stream.
+
+    `best_effort_client` is the same Web API without the 429 retry handler (defaults to `client`).
+    """
 
     def __init__(
         self,
         client: AsyncWebClient,
         *,
         mode: StreamMode = "auto",
+        best_effort_client: AsyncWebClient | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
         part_chars: int = MESSAGE_PART_CHARS,
     ) -> None:
         if mode not in ("auto", "native", "update"):
             raise ValueError(f"stream mode must be auto, native or update, not {mode!r}")
         self._client = client
+        self._best_effort = best_effort_client or client
         self._mode = mode
         self._clock = clock
+        self._sleep = sleep
         self._part_chars = part_chars
         self._native_refused = False
 
     def create(self, target: StreamTarget) -> AnswerStreamer:
         def update_writer() -> MessageWriter:
-            return MessageUpdateWriter(self._client, target)
+            return MessageUpdateWriter(self._client, target, best_effort_client=self._best_effort)
 
         def fallback() -> MessageWriter:
             if self._mode == "auto":
                 self._native_refused = True
             return update_writer()
 
+        writer: MessageWriter
+        fallback_writer: Callable[[], MessageWriter] | None = None
         if self._mode == "update" or (self._mode == "auto" and self._native_refused):
-            return AnswerStreamer(update_writer(), clock=self._clock, part_chars=self._part_chars)
-        native = NativeStreamWriter(self._client, target)
-        return AnswerStreamer(native, fallback=fallback, clock=self._clock, part_chars=self._part_chars)
+            writer = update_writer()
+        else:
+            writer = NativeStreamWriter(self._client, target, best_effort_client=self._best_effort)
+            fallback_writer = fallback
+        return AnswerStreamer(
+            writer, fallback=fallback_writer, clock=self._clock, sleep=self._sleep, part_chars=self._part_chars
+        )
 
 
 __all__ = [

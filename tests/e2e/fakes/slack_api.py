@@ -5,8 +5,8 @@ startStream → appendStream → stopStream (appending to a stopped stream fails
 `message_not_in_streaming_state`, chat.update of a live stream with `streaming_state_conflict`),
 `conversations.replies` returns what was posted in a thread. `response_url`s and a Socket Mode
 websocket (`apps.connections.open` → `/socket`, `socket_send`, `socket_acks`) live on the same server.
-Faults are switchable: `rate_limit(method, times)` answers 429 with `Retry-After: 0`, `fail(method, error)`
-answers `ok: false`, `streaming=False` makes `chat.startStream` an unknown method.
+Faults are switchable: `rate_limit(method, times, retry_after_s=0)` answers 429 with that `Retry-After`,
+`fail(method, error)` answers `ok: false`, `streaming=False` makes `chat.startStream` an unknown method.
 
     async with FakeSlackApi() as slack:
         adapter = SlackAdapter(service, bot_token="xoxb-test", signing_secret=..., api_url=slack.api_url)
@@ -113,7 +113,7 @@ class FakeSlackApi:
         self.messages: dict[tuple[str, str], FakeMessage] = {}
         self.ephemeral: list[dict[str, Any]] = []
         self._ts = itertools.count(1)
-        self._rate_limits: dict[str, int] = {}
+        self._rate_limits: dict[str, tuple[int, int]] = {}  # method → (calls left to refuse, Retry-After s)
         self._failures: dict[str, list[str]] = {}
         self.socket_acks: list[dict[str, Any]] = []  # what Socket Mode clients sent back
         self._sockets: list[web.WebSocketResponse] = []
@@ -175,9 +175,9 @@ class FakeSlackApi:
 
     # --- faults -------------------------------------------------------------------------------
 
-    def rate_limit(self, method: str, *, times: int) -> None:
-        """Answer the next `times` calls of `method` with HTTP 429 and `Retry-After: 0`."""
-        self._rate_limits[method] = times
+    def rate_limit(self, method: str, *, times: int, retry_after_s: int = 0) -> None:
+        """Answer the next `times` calls of `method` with HTTP 429 and `Retry-After: retry_after_s`."""
+        self._rate_limits[method] = (times, retry_after_s)
 
     def fail(self, method: str, error: str, *, times: int = 1) -> None:
         """Answer the next `times` calls of `method` with `{"ok": false, "error": error}`."""
@@ -248,10 +248,12 @@ class FakeSlackApi:
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         args = await self._read_args(request)
-        if self._rate_limits.get(method, 0) > 0:
-            self._rate_limits[method] -= 1
+        times, retry_after_s = self._rate_limits.get(method, (0, 0))
+        if times > 0:
+            self._rate_limits[method] = (times - 1, retry_after_s)
             self.calls.append(SlackCall(method, args, status=429, error="ratelimited"))
-            return web.json_response({"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": "0"})
+            headers = {"Retry-After": str(retry_after_s)}
+            return web.json_response({"ok": False, "error": "ratelimited"}, status=429, headers=headers)
         if self._failures.get(method):
             error = self._failures[method].pop(0)
             self.calls.append(SlackCall(method, args, error=error))

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from adapters.slack.blocks import FEEDBACK_BLOCK_ID
+from adapters.slack.status import STATUS_INTERVAL_S
 from adapters.slack.streaming import MESSAGE_PART_CHARS
+from rag import messages
 from rag.models import Answer, AnswerEvent, Citation, Route
 from tests.e2e.fakes.slack_api import BOT_USER_ID, FakeSlackApi
 from tests.e2e.slack.conftest import CHANNEL, StartServer
-from tests.e2e.slack.fake_service import ANSWER_TEXT, CITATION
+from tests.e2e.slack.fake_service import ANSWER_TEXT, CITATION, cited_answer
+from tests.unit.adapters.slack.fakes import ManualClock
 
 MENTION = f"<@{BOT_USER_ID}> 연차는 며칠이야?"
 
@@ -92,6 +97,59 @@ class TestNativeStreaming:
         assert all(len(r.answer_text) <= MESSAGE_PART_CHARS for r in replies)
         assert "".join(r.answer_text for r in replies) == LONG_ANSWER
         assert [bool(r.buttons(FEEDBACK_BLOCK_ID)) for r in replies] == [False] * (len(replies) - 1) + [True]
+
+
+class TestStatusPacing:
+    async def test_queue_position_burst_costs_one_set_status_and_shows_the_newest_position(
+        self, start_slack_server: StartServer
+    ):
+        clock = ManualClock()
+        s = await start_slack_server(stream_mode="native", clock=clock, sleep=clock.sleep)
+
+        def set_status_calls() -> list[str]:
+            return [c.args["status"] for c in s.slack.calls_to("assistant.threads.setStatus")]
+
+        async def queued_then_answered(turn):
+            for position in range(12, 0, -1):  # the queue moves faster than Slack should hear about it
+                yield AnswerEvent.status(messages.STATUS_QUEUED.format(position=position))
+            clock.advance(STATUS_INTERVAL_S)  # the wait for a free slot goes on
+            await s.slack.wait_for(lambda: len(set_status_calls()) == 2)
+            async for event in cited_answer(turn):  # its own status comes within the interval: held, then moot
+                yield event
+
+        s.service.script = queued_then_answered
+        event = s.send.mention(MENTION)
+
+        await s.send.event(event)
+
+        final = await s.slack.wait_for(lambda: s.slack.answered(CHANNEL, event["ts"]))
+        assert final.answer_text == ANSWER_TEXT
+        assert set_status_calls() == [messages.STATUS_UNDERSTANDING, messages.STATUS_QUEUED.format(position=1)]
+
+    @pytest.mark.parametrize(
+        ("stream_mode", "method"),
+        [
+            ("native", "assistant.threads.setStatus"),
+            ("native", "chat.startStream"),
+            ("update", "chat.postMessage"),  # the status placeholder
+            ("update", "chat.update"),  # the first edit with answer text
+        ],
+    )
+    async def test_rate_limited_status_or_edit_does_not_hold_the_answer_for_retry_after(
+        self, start_slack_server: StartServer, stream_mode: str, method: str
+    ):
+        clock = ManualClock()
+        s = await start_slack_server(stream_mode=stream_mode, clock=clock, sleep=clock.sleep)
+        s.slack.rate_limit(method, times=1, retry_after_s=60)
+        event = s.send.mention(MENTION)
+
+        await s.send.event(event)
+
+        # Waiting out Retry-After would take a minute; the answer comes well within the poll's deadline.
+        final = await s.slack.wait_for(lambda: s.slack.answered(CHANNEL, event["ts"]), timeout_s=10)
+        assert final.answer_text == ANSWER_TEXT
+        assert s.slack.calls_to(method)[0].status == 429
+        assert len(s.slack.bot_replies(CHANNEL, event["ts"])) == 1
 
 
 class TestUpdateStreaming:

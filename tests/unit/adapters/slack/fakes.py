@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,13 +71,45 @@ class RecordingClient:
 
 
 class ManualClock:
-    """Monotonic seconds that move only when the test says so."""
+    """Monotonic seconds that move only when the test says so, and a `sleep` that waits for them."""
 
     def __init__(self) -> None:
         self.now = 0.0
+        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
 
     def __call__(self) -> float:
         return self.now
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+        for deadline, woken in self._sleepers:
+            if deadline <= self.now and not woken.done():
+                woken.set_result(None)
+
+    @property
+    def overdue(self) -> int:
+        """Sleepers whose time has come but who have not resumed yet."""
+        return sum(1 for deadline, _ in self._sleepers if deadline <= self.now)
+
+    @property
+    def sleeping(self) -> int:
+        return len(self._sleepers)
+
+    async def sleep(self, seconds: float) -> None:
+        sleeper = (self.now + seconds, asyncio.get_running_loop().create_future())
+        self._sleepers.append(sleeper)
+        try:
+            if seconds <= 0:
+                sleeper[1].set_result(None)
+            await sleeper[1]
+        finally:
+            self._sleepers.remove(sleeper)
+
+
+async def eventually(condition: Callable[[], object], *, timeout_s: float = 2.0) -> None:
+    """Let other tasks run until `condition()` holds; fail after `timeout_s`."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s}s")
+        await asyncio.sleep(0.001)

@@ -12,7 +12,8 @@ from adapters.slack.streaming import (
     StreamTarget,
     choose_split,
 )
-from tests.unit.adapters.slack.fakes import ManualClock, RecordingClient, slack_error
+from rag import messages
+from tests.unit.adapters.slack.fakes import ManualClock, RecordingClient, eventually, slack_error
 
 TARGET = StreamTarget(channel="C1", thread_ts="1700000000.000001", team="T1", user="U1")
 BUTTONS = [{"type": "actions", "block_id": "regbot_feedback", "elements": []}]
@@ -23,12 +24,13 @@ def native_streamer(client: RecordingClient, clock: ManualClock, **kwargs) -> An
         NativeStreamWriter(client, TARGET),
         fallback=lambda: MessageUpdateWriter(client, TARGET),
         clock=clock,
+        sleep=clock.sleep,
         **kwargs,
     )
 
 
 def update_streamer(client: RecordingClient, clock: ManualClock, **kwargs) -> AnswerStreamer:
-    return AnswerStreamer(MessageUpdateWriter(client, TARGET), clock=clock, **kwargs)
+    return AnswerStreamer(MessageUpdateWriter(client, TARGET), clock=clock, sleep=clock.sleep, **kwargs)
 
 
 class TestNativeStreaming:
@@ -79,6 +81,31 @@ class TestNativeStreaming:
 
         assert client.methods() == ["assistant.threads.setStatus", "chat.startStream"]
         assert client.args("assistant.threads.setStatus")[0]["status"] == "검색 중"
+
+    async def test_statuses_within_the_interval_show_only_the_newest_when_it_ends(self):
+        client, clock = RecordingClient(), ManualClock()
+        streamer = native_streamer(client, clock)
+        await streamer.status(messages.STATUS_UNDERSTANDING)
+        for position in (5, 4, 3):
+            await streamer.status(messages.STATUS_QUEUED.format(position=position))
+
+        clock.advance(2.0)
+
+        await eventually(lambda: len(client.args("assistant.threads.setStatus")) == 2)
+        shown = [a["status"] for a in client.args("assistant.threads.setStatus")]
+        assert shown == [messages.STATUS_UNDERSTANDING, messages.STATUS_QUEUED.format(position=3)]
+
+    async def test_rate_limited_status_is_dropped_and_the_answer_goes_on(self):
+        client, clock = RecordingClient(), ManualClock()
+        client.errors["assistant.threads.setStatus"] = [slack_error("ratelimited", status=429)]
+        streamer = native_streamer(client, clock)
+
+        await streamer.status(messages.STATUS_UNDERSTANDING)
+        await streamer.write("연차는 ")
+        await streamer.finish("연차는 15일입니다.", BUTTONS)
+
+        assert client.methods() == ["assistant.threads.setStatus", "chat.startStream", "chat.stopStream"]
+        assert client.args("chat.stopStream")[0]["markdown_text"] == "15일입니다."
 
     async def test_refused_start_falls_back_to_a_posted_message(self):
         client, clock = RecordingClient(), ManualClock()
@@ -145,6 +172,33 @@ class TestUpdateStreaming:
         assert client.methods() == ["chat.postMessage", "chat.update", "chat.update"]
         assert client.args("chat.postMessage")[0]["thread_ts"] == TARGET.thread_ts
         assert client.args("chat.update")[-1]["text"] == "연차는 15일"
+
+    async def test_held_back_status_never_replaces_answer_text(self):
+        client, clock = RecordingClient(), ManualClock()
+        streamer = update_streamer(client, clock)
+        await streamer.status(messages.STATUS_UNDERSTANDING)
+        await streamer.status(messages.STATUS_SEARCHING)  # held back for the interval
+
+        await streamer.write("연차는")
+        clock.advance(5.0)
+        await eventually(lambda: clock.sleeping == 0)
+        await streamer.finish("연차는 15일", BUTTONS)
+
+        assert client.methods() == ["chat.postMessage", "chat.update", "chat.update"]
+        assert messages.STATUS_SEARCHING not in str(client.calls)
+
+    async def test_superseded_calls_skip_the_retrying_client_and_the_final_edit_uses_it(self):
+        client, best_effort, clock = RecordingClient(), RecordingClient(), ManualClock()
+        writer = MessageUpdateWriter(client, TARGET, best_effort_client=best_effort)
+        streamer = AnswerStreamer(writer, clock=clock, sleep=clock.sleep)
+
+        await streamer.status(messages.STATUS_UNDERSTANDING)
+        await streamer.write("연차는")
+        await streamer.finish("연차는 15일", BUTTONS)
+
+        assert best_effort.methods() == ["chat.postMessage", "chat.update"]
+        assert client.methods() == ["chat.update"]
+        assert client.args("chat.update")[0]["text"] == "연차는 15일"
 
     async def test_rate_limited_final_update_is_posted_as_a_new_message(self):
         client, clock = RecordingClient(), ManualClock()
