@@ -7,6 +7,7 @@ system prompt, so each test scripts what every stage's call answers and asserts 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -156,23 +157,24 @@ class RecordedSleeps:
         self.delays.append(delay_s)
 
 
-class ProbedRetriever(HybridRetriever):
-    """Records queries; the first `together` searches wait for each other, which only parallel searches can."""
+def probed(base: HybridRetriever, *, together: int = 0) -> HybridRetriever:
+    """A copy of `base` whose `search` records queries; the first `together` searches wait for each other, which
+    only searches running in parallel can do. `search_many` of the copy goes through it."""
+    retriever = copy.copy(base)
+    retriever.queries = []
+    arrived = asyncio.Event()
 
-    def __init__(self, base: HybridRetriever, *, together: int = 0) -> None:
-        super().__init__(base.corpus, base.analyzer, reranker=base.reranker, config=base.config)
-        self.queries: list[str] = []
-        self.together = together
-        self._arrived = asyncio.Event()
-
-    async def search(self, query, *, k=10, scope=None):
-        self.queries.append(query)
-        if len(self.queries) <= self.together:
-            if len(self.queries) == self.together:
-                self._arrived.set()
+    async def search(query: str, **options: Any):
+        retriever.queries.append(query)
+        if len(retriever.queries) <= together:
+            if len(retriever.queries) == together:
+                arrived.set()
             async with asyncio.timeout(5):  # sequential searches would never all arrive
-                await self._arrived.wait()
-        return await super().search(query, k=k, scope=scope)
+                await arrived.wait()
+        return await base.search(query, **options)
+
+    retriever.search = search
+    return retriever
 
 
 @pytest.fixture
@@ -189,7 +191,7 @@ def make_pipeline(sample_components, respx_mock, sleeps):
         llm = ResilientProvider(provider, retry=RetryPolicy(max_attempts=3), sleep=sleeps, jitter=lambda: 0.5,
                                 breaker=CircuitBreaker(failure_threshold=4, cooldown_s=30.0))
         c = sample_components
-        retriever = ProbedRetriever(c.retriever, together=together)
+        retriever = probed(c.retriever, together=together)
         stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
                               analyzer=c.retriever.analyzer, timeouts=timeouts)
         return AnswerPipeline(stages=stages, retriever=retriever)
