@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from bot.config import Settings
+from rag.cache import CacheBackend, SemanticAnswerCache
 from rag.errors import RetrievalUnavailable
 from rag.knowledge.ingest import Ingestor
 from rag.knowledge.store import ChunkStore
@@ -35,6 +36,11 @@ class Components:
     lookup: StructuralLookup
     retriever: HybridRetriever
     pipeline: AnswerPipeline
+    llm: ResilientProvider | None = None
+
+    async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.aclose()
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.store, self.dense, self.tokenizer)
@@ -61,8 +67,12 @@ def open_llm(settings: Settings) -> ResilientProvider | None:
 
 
 def build_components(settings: Settings, *, embedder: Embedder | None = None,
-                     tokenizer: Tokenizer | None = None, dense: bool = True) -> Components:
-    """Wire the knowledge base, retrieval and the pipeline from settings."""
+                     tokenizer: Tokenizer | None = None, dense: bool = True,
+                     cache_backend: CacheBackend | None = None) -> Components:
+    """Wire the knowledge base, retrieval and the pipeline from settings.
+
+    `cache_backend` (the server's state store) turns on the semantic answer cache; one-shot commands leave it off.
+    """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = tokenizer or KiwiTokenizer()
     tokenizer.tokens("준비")  # Kiwi loads its model on first use (~2 s): pay it at start-up, not on a question
@@ -72,9 +82,15 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     analyzer = QueryAnalyzer(tokenizer)
     lookup = StructuralLookup(corpus)
     retriever = HybridRetriever(corpus, analyzer)
-    stages = build_stages(llm=open_llm(settings), corpus=corpus, tokenizer=tokenizer, lookup=lookup,
-                          analyzer=analyzer)
+    cache = None
+    if cache_backend is not None:
+        cache = SemanticAnswerCache(cache_backend, index_version=store.version,
+                                    embedder=dense_index.embedder if dense_index else None,
+                                    threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
+    llm = open_llm(settings)
+    stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
+                          cache=cache)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
-                      lookup=lookup, retriever=retriever, pipeline=pipeline)
+                      lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm)

@@ -43,9 +43,10 @@ def build_store(settings: Settings, metrics: Metrics) -> StateStore:
     return FailoverStateStore(RedisStateStore.from_url(settings.redis_url), MemoryStateStore(), metrics=metrics)
 
 
-def build_runtime(settings: Settings, components: Components, *, limits: LimitsConfig | None = None) -> Runtime:
-    metrics = Metrics()
-    store = build_store(settings, metrics)
+def build_runtime(settings: Settings, components: Components, *, limits: LimitsConfig | None = None,
+                  store: StateStore | None = None, metrics: Metrics | None = None) -> Runtime:
+    metrics = metrics or Metrics()
+    store = store or build_store(settings, metrics)
     service = BotService(
         pipeline=components.pipeline, store=store, metrics=metrics,
         limits=limits or LimitsConfig.from_settings(settings), scopes=ScopeResolver.from_file(settings.scopes_file),
@@ -150,6 +151,7 @@ def create_app(runtime: Runtime) -> web.Application:
             except Exception:
                 log.exception("closing %s failed", type(adapter).__name__)
         await runtime.store.close()
+        await runtime.components.aclose()
 
     app.on_shutdown.append(close)
     GracefulShutdown.for_runtime(runtime).install(app)
@@ -157,7 +159,10 @@ def create_app(runtime: Runtime) -> web.Application:
 
 
 def serve(settings: Settings) -> int:
-    components = build_components(settings)
-    runtime = build_runtime(settings, components)
+    metrics = Metrics()
+    store = build_store(settings, metrics)
+    # The answer cache lives in the state store, so replicas share it through Redis.
+    components = build_components(settings, cache_backend=store)
+    runtime = build_runtime(settings, components, store=store, metrics=metrics)
     web.run_app(create_app(runtime), host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
     return 0

@@ -296,6 +296,8 @@ class BotService:
                 llm_calls=answer.llm_calls,
                 timings_ms=answer.timings_ms,
             )
+            if answer.cache != "off":
+                self._metrics.observe_cache(hit=answer.cache == "hit")
         timings = {stage: round(ms, 1) for stage, ms in (answer.timings_ms if answer else {}).items()}
         logger.info(
             "turn %s platform=%s outcome=%s route=%s llm_calls=%d latency_ms=%.0f chars=%d timings_ms=%s%s",

@@ -131,6 +131,7 @@ class Answer(Frozen):
     timings_ms: dict[str, float] = Field(default_factory=dict)
     retrieved: tuple[Hit, ...] = ()  # ranked evidence, for eval and debugging
     notes: tuple[str, ...] = ()  # flow log lines (regbot ask --debug)
+    cache: Literal["off", "miss", "hit"] = "off"  # the semantic answer cache's part in this answer
 
 
 class AnswerEventKind(StrEnum):

@@ -345,8 +345,9 @@ class AnswerPipeline:
             events.append(AnswerEvent.sources(cached.citations))
         if cached.followups:
             events.append(AnswerEvent.followup_questions(cached.followups))
-        events.append(AnswerEvent.done(self._answer_model(cached.text, Route.SEARCH, trace, citations=cached.citations,
-                                                          hits=hits, followups=cached.followups)))
+        answer = self._answer_model(cached.text, Route.SEARCH, trace, citations=cached.citations, hits=hits,
+                                    followups=cached.followups)
+        events.append(AnswerEvent.done(answer.model_copy(update={"cache": "hit"})))
         return events
 
     def _answer_model(self, text: str, route: Route, trace: TurnTrace, *,
@@ -355,7 +356,8 @@ class AnswerPipeline:
         trace.timings_ms["total"] = round((time.perf_counter() - trace.started) * 1000, 2)
         return Answer(text=text, route=route, citations=citations, followups=followups, grounded=grounded,
                       llm_calls=trace.llm_calls, timings_ms=dict(trace.timings_ms),
-                      retrieved=tuple(hits or ()), notes=tuple(trace.notes))
+                      retrieved=tuple(hits or ()), notes=tuple(trace.notes),
+                      cache="miss" if "cache" in trace.timings_ms else "off")
 
 
 async def collect(pipeline: AnswerPipeline, text: str, *, history: tuple[Message, ...] = (),
