@@ -74,6 +74,11 @@ class ReceivedActivity:
         return actions
 
 
+def is_final(activity: ReceivedActivity) -> bool:
+    """The finished answer: a message that carries the AI-generated `schema.org/Message` entity."""
+    return activity.type == "message" and activity.ai_entity is not None
+
+
 @dataclass
 class _Failure:
     status: int
@@ -211,4 +216,4 @@ class FakeBotConnector:
         return activity
 
 
-__all__ = ["FakeBotConnector", "ReceivedActivity"]
+__all__ = ["FakeBotConnector", "ReceivedActivity", "is_final"]

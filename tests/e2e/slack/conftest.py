@@ -15,13 +15,14 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestServer
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.slack import SlackAdapter
+from tests.e2e.adapter_server import base_url, serve_adapter
 from tests.e2e.fakes.slack_api import TEAM_ID, FakeSlackApi
-from tests.e2e.slack.fake_service import FakeTurnService
+from tests.e2e.slack.sample_answers import cited_answer
+from tests.fakes.turn_service import FakeTurnService
 
 SIGNING_SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test-token"
@@ -199,7 +200,7 @@ async def start_slack_server(slack_api: FakeSlackApi) -> AsyncIterator[StartServ
     session = aiohttp.ClientSession()
 
     async def start(**adapter_kwargs: Any) -> SlackServer:
-        service = FakeTurnService()
+        service = FakeTurnService(cited_answer)
         settings: dict[str, Any] = {
             "bot_token": BOT_TOKEN,
             "signing_secret": SIGNING_SECRET,
@@ -207,18 +208,9 @@ async def start_slack_server(slack_api: FakeSlackApi) -> AsyncIterator[StartServ
         }
         settings.update(adapter_kwargs)
         adapter = SlackAdapter(service, **settings)
-        app = web.Application()
-        adapter.attach(app)
-
-        async def healthz(_: web.Request) -> web.Response:
-            return web.json_response({"ok": True})
-
-        app.router.add_get("/healthz", healthz)
-        server = TestServer(app, host="127.0.0.1")
-        await server.start_server()
+        server = await serve_adapter(adapter)
         started.append((server, adapter))
-        url = str(server.make_url("")).rstrip("/")
-        return SlackServer(adapter, slack_api, service, SlackSender(url, session, slack_api))
+        return SlackServer(adapter, slack_api, service, SlackSender(base_url(server), session, slack_api))
 
     yield start
     for server, adapter in started:

@@ -9,7 +9,7 @@ from rag import messages
 from rag.models import Role
 from tests.e2e.fakes.slack_api import BOT_USER_ID
 from tests.e2e.slack.conftest import ASKER, CHANNEL, OTHER_USER, SlackServer
-from tests.e2e.slack.fake_service import ANSWER_TEXT
+from tests.e2e.slack.sample_answers import ANSWER_TEXT
 
 MENTION = f"<@{BOT_USER_ID}> 연차는 며칠이야?"
 
@@ -44,7 +44,7 @@ class TestFollowupButton:
     async def test_after_a_restart_the_history_is_read_back_from_the_thread(self, start_slack_server):
         s = await start_slack_server()
         event, final = await answered_mention(s)
-        s.service.store.clear()  # the bot's own store lost the conversation
+        s.service.histories.clear()  # the bot's own store lost the conversation
         button = final.buttons(FOLLOWUPS_BLOCK_ID)[1]
 
         await s.send.click(button, message=final.as_slack())

@@ -12,7 +12,7 @@ from rag import messages
 from rag.models import AnswerEvent, Role
 from tests.e2e.fakes.slack_api import BOT_ID, BOT_USER_ID, TEAM_ID
 from tests.e2e.slack.conftest import ASKER, CHANNEL, DM_CHANNEL, SlackServer
-from tests.e2e.slack.fake_service import ANSWER_TEXT
+from tests.e2e.slack.sample_answers import ANSWER_TEXT
 
 MENTION = f"<@{BOT_USER_ID}> 연차는 며칠이야?"
 

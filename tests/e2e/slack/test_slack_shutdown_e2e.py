@@ -9,13 +9,14 @@ from adapters.slack import SlackAdapter
 from bot.lifecycle import GracefulShutdown
 from tests.e2e.fakes.slack_api import BOT_USER_ID, FakeSlackApi
 from tests.e2e.slack.conftest import BOT_TOKEN, CHANNEL, SlackSender, StartServer
-from tests.e2e.slack.fake_service import ANSWER_TEXT, FakeTurnService
+from tests.e2e.slack.sample_answers import ANSWER_TEXT, cited_answer
+from tests.fakes.turn_service import FakeTurnService
 
 MENTION = f"<@{BOT_USER_ID}> 연차는 며칠이야?"
 
 
 async def test_drain_disconnects_socket_mode_while_the_answer_in_flight_finishes(slack_api: FakeSlackApi):
-    service = FakeTurnService()
+    service = FakeTurnService(cited_answer)
     service.gate = asyncio.Event()  # the answer is running when the shutdown starts
     adapter = SlackAdapter(
         service, bot_token=BOT_TOKEN, signing_secret="", app_token="xapp-test", api_url=slack_api.api_url

@@ -7,11 +7,12 @@ import json
 from adapters.slack import SlackAdapter
 from tests.e2e.fakes.slack_api import BOT_USER_ID, FakeSlackApi
 from tests.e2e.slack.conftest import BOT_TOKEN, CHANNEL, SlackSender
-from tests.e2e.slack.fake_service import ANSWER_TEXT, FakeTurnService
+from tests.e2e.slack.sample_answers import ANSWER_TEXT, cited_answer
+from tests.fakes.turn_service import FakeTurnService
 
 
 async def test_event_over_socket_mode_is_acked_and_answered_in_its_thread(slack_api: FakeSlackApi):
-    service = FakeTurnService()
+    service = FakeTurnService(cited_answer)
     adapter = SlackAdapter(
         service, bot_token=BOT_TOKEN, signing_secret="", app_token="xapp-test", api_url=slack_api.api_url
     )

@@ -13,7 +13,7 @@ from rag import messages
 from rag.models import Answer, AnswerEvent, Citation, Route
 from tests.e2e.fakes.slack_api import BOT_USER_ID, FakeSlackApi
 from tests.e2e.slack.conftest import CHANNEL, StartServer
-from tests.e2e.slack.fake_service import ANSWER_TEXT, CITATION, cited_answer
+from tests.e2e.slack.sample_answers import ANSWER_TEXT, CITATION, cited_answer
 from tests.unit.adapters.slack.fakes import ManualClock
 
 MENTION = f"<@{BOT_USER_ID}> 연차는 며칠이야?"

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from adapters.teams import TeamsAdapter
+from tests.e2e.adapter_server import base_url, serve_adapter
 from tests.e2e.fakes.bot_connector import FakeBotConnector
-from tests.e2e.teams.fake_service import FakeTurnService
+from tests.e2e.teams.sample_answers import leave_answer_events
+from tests.fakes.turn_service import FakeTurnService
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", b"127.0.0.1", b"localhost", b"::1", None}
 
@@ -59,20 +60,22 @@ class TeamsServer:
             return response.status
 
 
-async def start_teams_server(service: FakeTurnService, **adapter_kwargs: Any) -> tuple[TestServer, TeamsAdapter]:
+@asynccontextmanager
+async def running_teams_server(service: FakeTurnService, **adapter_kwargs: Any) -> AsyncIterator[TeamsServer]:
+    """Our app with a Teams adapter (anonymous unless `adapter_kwargs` say otherwise) in front of `service`.
+
+    On exit the adapter is closed first: that waits for answers still running in the background.
+    """
     settings: dict[str, Any] = {"app_id": "", "app_password": "", "tenant_id": "", "allow_anonymous": True}
     settings.update(adapter_kwargs)
     adapter = TeamsAdapter(service, **settings)
-    app = web.Application()
-    adapter.attach(app)
-
-    async def healthz(_: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
-
-    app.router.add_get("/healthz", healthz)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    return server, adapter
+    server = await serve_adapter(adapter)
+    try:
+        async with aiohttp.ClientSession() as session:
+            yield TeamsServer(url=base_url(server), adapter=adapter, session=session)
+    finally:
+        await adapter.close()
+        await server.close()
 
 
 @pytest.fixture
@@ -83,13 +86,10 @@ async def bot_connector() -> AsyncIterator[FakeBotConnector]:
 
 @pytest.fixture
 def teams_service() -> FakeTurnService:
-    return FakeTurnService()
+    return FakeTurnService(leave_answer_events)
 
 
 @pytest.fixture
 async def teams_server(teams_service: FakeTurnService) -> AsyncIterator[TeamsServer]:
-    server, adapter = await start_teams_server(teams_service)
-    async with aiohttp.ClientSession() as session:
-        yield TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-    await adapter.close()
-    await server.close()
+    async with running_teams_server(teams_service) as server:
+        yield server

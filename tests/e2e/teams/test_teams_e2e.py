@@ -7,12 +7,11 @@ outbound call goes to the fake on 127.0.0.1 (the `loopback_only` fixture fails t
 from __future__ import annotations
 
 import asyncio
-
-import aiohttp
+from collections.abc import AsyncIterator
 
 from rag import messages
 from rag.models import AnswerEvent, Turn
-from tests.e2e.fakes.bot_connector import FakeBotConnector, ReceivedActivity
+from tests.e2e.fakes.bot_connector import FakeBotConnector, ReceivedActivity, is_final
 from tests.e2e.teams.activities import (
     BOT,
     CHANNEL,
@@ -25,12 +24,9 @@ from tests.e2e.teams.activities import (
     followup_press,
     personal_message,
 )
-from tests.e2e.teams.conftest import TeamsServer, start_teams_server
-from tests.e2e.teams.fake_service import LEAVE_FOLLOWUPS, FakeTurnService, leave_answer_events
-
-
-def is_final(activity: ReceivedActivity) -> bool:
-    return activity.type == "message" and activity.ai_entity is not None
+from tests.e2e.teams.conftest import TeamsServer, running_teams_server
+from tests.e2e.teams.sample_answers import LEAVE_FOLLOWUPS, leave_answer_events
+from tests.fakes.turn_service import FakeTurnService
 
 
 async def ask_in_personal_chat(
@@ -96,29 +92,21 @@ class TestPersonalChat:
     async def test_request_is_acknowledged_before_the_answer_is_ready(self, bot_connector: FakeBotConnector) -> None:
         release = asyncio.Event()
 
-        class SlowService(FakeTurnService):
-            async def _answer(self, turn: Turn):  # type: ignore[override]
-                yield AnswerEvent.status(messages.STATUS_SEARCHING)
-                await release.wait()  # the LLM is still thinking
-                async for event in super()._answer(turn):
-                    yield event
+        async def slow_answer(turn: Turn) -> AsyncIterator[AnswerEvent]:
+            yield AnswerEvent.status(messages.STATUS_SEARCHING)
+            await release.wait()  # the LLM is still thinking
+            for event in leave_answer_events(turn):
+                yield event
 
-        service = SlowService()
-        server, adapter = await start_teams_server(service)
-        try:
-            async with aiohttp.ClientSession() as session:
-                client = TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-                status, _ = await client.post(
-                    personal_message("연차 며칠이야?", service_url=bot_connector.url, activity_id="msg-1")
-                )
-                assert status == 202
-                assert not any(is_final(a) for a in bot_connector.received)
-                release.set()
-                final = await bot_connector.wait_for(is_final)
-                assert "15일" in final.text
-        finally:
-            await adapter.close()
-            await server.close()
+        async with running_teams_server(FakeTurnService(slow_answer)) as client:
+            status, _ = await client.post(
+                personal_message("연차 며칠이야?", service_url=bot_connector.url, activity_id="msg-1")
+            )
+            assert status == 202
+            assert not any(is_final(a) for a in bot_connector.received)
+            release.set()
+            final = await bot_connector.wait_for(is_final)
+            assert "15일" in final.text
 
     async def test_duplicate_delivery_is_answered_once(
         self, teams_server: TeamsServer, bot_connector: FakeBotConnector, teams_service: FakeTurnService
@@ -300,14 +288,8 @@ class TestFailures:
 
         service = FakeTurnService(long_answer)
         bot_connector.fail_next(413, matches=lambda a: a.type == "message")
-        server, adapter = await start_teams_server(service)
-        try:
-            async with aiohttp.ClientSession() as session:
-                client = TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-                final = await ask_in_personal_chat(client, bot_connector, "연차 며칠이야?", "msg-1")
-        finally:
-            await adapter.close()
-            await server.close()
+        async with running_teams_server(service) as client:
+            final = await ask_in_personal_chat(client, bot_connector, "연차 며칠이야?", "msg-1")
 
         assert len(final.text) < len(long_text)
         assert final.text.endswith("…")
@@ -316,20 +298,13 @@ class TestFailures:
     async def test_internal_error_sends_a_short_apology_and_closes_the_stream(
         self, bot_connector: FakeBotConnector
     ) -> None:
-        class BrokenService(FakeTurnService):
-            async def _answer(self, turn: Turn):  # type: ignore[override]
-                yield AnswerEvent.status(messages.STATUS_SEARCHING)
-                raise RuntimeError("the index vanished")
+        async def broken(turn: Turn) -> AsyncIterator[AnswerEvent]:
+            yield AnswerEvent.status(messages.STATUS_SEARCHING)
+            raise RuntimeError("the index vanished")
 
-        server, adapter = await start_teams_server(BrokenService())
-        try:
-            async with aiohttp.ClientSession() as session:
-                client = TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-                await client.post(personal_message("연차?", service_url=bot_connector.url, activity_id="msg-1"))
-                apology = await bot_connector.wait_for(lambda a: a.type == "message")
-        finally:
-            await adapter.close()
-            await server.close()
+        async with running_teams_server(FakeTurnService(broken)) as client:
+            await client.post(personal_message("연차?", service_url=bot_connector.url, activity_id="msg-1"))
+            apology = await bot_connector.wait_for(lambda a: a.type == "message")
 
         assert apology.text == messages.INTERNAL_ERROR
         assert apology.stream_info["streamType"] == "final"
@@ -337,15 +312,9 @@ class TestFailures:
 
     async def test_error_event_is_shown_to_the_user(self, bot_connector: FakeBotConnector) -> None:
         limited = messages.RATE_LIMITED.format(seconds=30)
-        server, adapter = await start_teams_server(FakeTurnService(lambda turn: [AnswerEvent.error(limited)]))
-        try:
-            async with aiohttp.ClientSession() as session:
-                client = TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-                await client.post(personal_message("연차?", service_url=bot_connector.url, activity_id="msg-1"))
-                reply = await bot_connector.wait_for(lambda a: a.type == "message")
-        finally:
-            await adapter.close()
-            await server.close()
+        async with running_teams_server(FakeTurnService(lambda turn: [AnswerEvent.error(limited)])) as client:
+            await client.post(personal_message("연차?", service_url=bot_connector.url, activity_id="msg-1"))
+            reply = await bot_connector.wait_for(lambda a: a.type == "message")
 
         assert reply.text == limited
         assert reply.ai_entity is None and "channelData" not in reply.body
@@ -355,24 +324,18 @@ class TestAuthentication:
     async def test_activity_without_a_valid_token_is_rejected_when_an_app_id_is_set(
         self, bot_connector: FakeBotConnector, teams_service: FakeTurnService
     ) -> None:
-        server, adapter = await start_teams_server(
+        activity = personal_message("연차 며칠이야?", service_url=bot_connector.url, activity_id="msg-1")
+        async with running_teams_server(
             teams_service,
             app_id="11111111-2222-3333-4444-555555555555",
             app_password="secret",
             tenant_id="72f988bf-0000-4000-8000-00000000t001",
             allow_anonymous=True,
-        )
-        activity = personal_message("연차 며칠이야?", service_url=bot_connector.url, activity_id="msg-1")
-        try:
-            async with aiohttp.ClientSession() as session:
-                client = TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-                statuses = [
-                    (await client.post(activity, headers=headers))[0]
-                    for headers in ({}, {"Authorization": "Bearer not-a-jwt"}, {"Authorization": "Basic abc"})
-                ]
-        finally:
-            await adapter.close()
-            await server.close()
+        ) as client:
+            statuses = [
+                (await client.post(activity, headers=headers))[0]
+                for headers in ({}, {"Authorization": "Bearer not-a-jwt"}, {"Authorization": "Basic abc"})
+            ]
 
         assert statuses == [401, 401, 401]
         assert teams_service.turns == []
@@ -381,16 +344,8 @@ class TestAuthentication:
     async def test_unconfigured_teams_refuses_everything(
         self, bot_connector: FakeBotConnector, teams_service: FakeTurnService
     ) -> None:
-        server, adapter = await start_teams_server(teams_service, allow_anonymous=False)
-        try:
-            async with aiohttp.ClientSession() as session:
-                client = TeamsServer(url=str(server.make_url("")).rstrip("/"), adapter=adapter, session=session)
-                status, _ = await client.post(
-                    personal_message("연차?", service_url=bot_connector.url, activity_id="msg-1")
-                )
-        finally:
-            await adapter.close()
-            await server.close()
+        async with running_teams_server(teams_service, allow_anonymous=False) as client:
+            status, _ = await client.post(personal_message("연차?", service_url=bot_connector.url, activity_id="msg-1"))
 
         assert status == 401
         assert bot_connector.received == []

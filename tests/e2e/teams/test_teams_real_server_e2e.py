@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from tests.e2e.conftest import RunningServer, StartServer
-from tests.e2e.fakes.bot_connector import FakeBotConnector, ReceivedActivity
+from tests.e2e.fakes.bot_connector import FakeBotConnector, ReceivedActivity, is_final
 from tests.e2e.teams.activities import (
     PERSONAL_CONVERSATION,
     TENANT,
@@ -23,10 +23,6 @@ from tests.e2e.teams.activities import (
     followup_press,
     personal_message,
 )
-
-
-def is_final(activity: ReceivedActivity) -> bool:
-    return activity.type == "message" and activity.ai_entity is not None
 
 
 class RegbotTeams:

@@ -18,7 +18,8 @@ from microsoft_agents.testing import TestAdapter, TestFlow
 
 from adapters.teams.app import AnsweredMessages, BackgroundAnswers, TeamsAgent, TeamsRenderOptions
 from tests.e2e.teams.activities import BOT, TENANT, USER
-from tests.e2e.teams.fake_service import FakeTurnService
+from tests.e2e.teams.sample_answers import leave_answer_events
+from tests.fakes.turn_service import FakeTurnService
 from tests.unit.adapters.teams.fakes import FakeClock
 
 SERVICE_URL = "https://smba.trafficmanager.net/kr/"
@@ -54,7 +55,7 @@ def stream_type(activity: Activity) -> str | None:
 class TestPersonalChatFlow:
     async def test_question_streams_status_text_and_a_cited_final_answer(self) -> None:
         clock = FakeClock()
-        service = FakeTurnService(between_events=lambda: clock.advance(1.5))
+        service = FakeTurnService(leave_answer_events, between_events=lambda: clock.advance(1.5))
         agent, answers = make_agent(service, clock)
         adapter = teams_adapter(ConversationAccount(id="a:1kim", conversation_type="personal", tenant_id=TENANT))
 
@@ -82,7 +83,7 @@ class TestPersonalChatFlow:
 
     async def test_second_question_gets_the_first_exchange_as_history(self) -> None:
         clock = FakeClock()
-        service = FakeTurnService()
+        service = FakeTurnService(leave_answer_events)
         agent, answers = make_agent(service, clock)
         adapter = teams_adapter(ConversationAccount(id="a:1kim", conversation_type="personal", tenant_id=TENANT))
 
@@ -99,7 +100,7 @@ class TestPersonalChatFlow:
 class TestChannelFlow:
     async def test_mention_gets_a_placeholder_then_the_answer_without_streaming(self) -> None:
         clock = FakeClock()
-        service = FakeTurnService()
+        service = FakeTurnService(leave_answer_events)
         agent, answers = make_agent(service, clock)
         thread = ConversationAccount(
             id="19:general@thread.tacv2;messageid=42", conversation_type="channel", is_group=True, tenant_id=TENANT
@@ -125,7 +126,7 @@ class TestChannelFlow:
         assert service.turns[0].conversation_key == f"teams:{TENANT}:19:general@thread.tacv2;messageid=42"
 
     async def test_channel_chatter_without_a_mention_gets_nothing(self) -> None:
-        service = FakeTurnService()
+        service = FakeTurnService(leave_answer_events)
         agent, answers = make_agent(service, FakeClock())
         thread = ConversationAccount(id="19:general@thread.tacv2;messageid=43", conversation_type="channel")
         adapter = teams_adapter(thread)

@@ -1,13 +1,12 @@
-"""An in-memory TurnService for the playground adapter, with scripted answers. Sample text is our own writing."""
+"""Scripted answers for the playground adapter's tests (run through `tests.fakes.turn_service`). Our own sample text."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
-from adapters.base import Feedback, ScopeRequest
 from rag import messages
-from rag.models import Answer, AnswerEvent, Chunk, Citation, Hit, Message, Route, Scope, Turn
+from rag.models import Answer, AnswerEvent, Chunk, Citation, Hit, Route, Scope, Turn
 
 LEAVE_CITATION = Citation(
     index=1,
@@ -21,9 +20,6 @@ LEAVE_CITATION = Citation(
 LEAVE_ANSWER = "**1년 근속**하면 연차휴가는 15일이에요 [1].\n\n- 2년마다 하루씩 늘어요 [1]"
 LEAVE_FOLLOWUPS = ("남은 연차는 어떻게 확인해?", "연차를 반차로 나눠 쓸 수 있어?")
 PLAYGROUND_SCOPE = Scope(collections=("default",), audience="playground")
-
-Script = Callable[[Turn], list[AnswerEvent]]
-
 
 def make_chunk(*, doc: str = "취업규칙", article: str = "제20조", title: str = "연차휴가", text: str = "",
                part: int = 0, url: str = "https://intranet.example.com/rules/work") -> Chunk:
@@ -55,53 +51,11 @@ def leave_answer_events(turn: Turn) -> list[AnswerEvent]:
     ]
 
 
-class FakeTurnService:
-    """Implements `adapters.base.TurnService` in memory; records turns, scope requests and feedback.
-
-    With `endless=True` an answer never ends (status lines forever), so only the adapter closing the event stream
-    stops it; `closed` is set when that happens.
-    """
-
-    def __init__(self, script: Script = leave_answer_events, *, endless: bool = False) -> None:
-        self.script = script
-        self.endless = endless
-        self.closed = asyncio.Event()
-        self.turns: list[Turn] = []
-        self.scope_requests: list[ScopeRequest] = []
-        self.feedback: list[Feedback] = []
-        self.histories: dict[str, list[Message]] = {}
-        self._claimed: set[str] = set()
-
-    async def claim_event(self, key: str, *, ttl_s: int = 3600) -> bool:
-        if key in self._claimed:
-            return False
-        self._claimed.add(key)
-        return True
-
-    async def has_history(self, conversation_key: str) -> bool:
-        return conversation_key in self.histories
-
-    async def history(self, conversation_key: str) -> list[Message]:
-        return list(self.histories.get(conversation_key, []))
-
-    async def scope_for(self, request: ScopeRequest) -> Scope:
-        self.scope_requests.append(request)
-        return PLAYGROUND_SCOPE
-
-    async def answer(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
-        self.turns.append(turn)
-        try:
-            if self.endless:
-                while True:
-                    yield AnswerEvent.status(messages.STATUS_WRITING)
-                    await asyncio.sleep(0)  # let the server notice a closed connection
-            for event in self.script(turn):
-                yield event
-        finally:
-            self.closed.set()
-
-    async def record_feedback(self, feedback: Feedback) -> None:
-        self.feedback.append(feedback)
+async def endless_status(turn: Turn) -> AsyncIterator[AnswerEvent]:
+    """An answer that never ends (status lines forever): only the adapter closing the event stream stops it."""
+    while True:
+        yield AnswerEvent.status(messages.STATUS_WRITING)
+        await asyncio.sleep(0)  # let the server notice a closed connection
 
 
 def parse_sse(body: str) -> list[tuple[str, dict]]:

@@ -17,11 +17,13 @@ from adapters.web import WebPlaygroundAdapter
 from adapters.web import labels as web_labels
 from rag import messages
 from rag.models import Chunk, Message, Role, Scope
+from tests.fakes.turn_service import FakeTurnService, Script
 from tests.unit.adapters.web.fakes import (
     LEAVE_ANSWER,
     LEAVE_CITATION,
     PLAYGROUND_SCOPE,
-    FakeTurnService,
+    endless_status,
+    leave_answer_events,
     make_chunk,
     parse_sse,
 )
@@ -67,9 +69,13 @@ async def start_playground(service: FakeTurnService, *, with_articles: bool = Tr
     return server, articles
 
 
+def playground_service(script: Script = leave_answer_events) -> FakeTurnService:
+    return FakeTurnService(script, scope=PLAYGROUND_SCOPE)
+
+
 @pytest.fixture
 def service() -> FakeTurnService:
-    return FakeTurnService()
+    return playground_service()
 
 
 @pytest.fixture
@@ -114,7 +120,7 @@ class TestPage:
             assert style.content_type == "text/css"
 
     async def test_page_without_article_lookup_says_so_to_the_script(self):
-        server, _ = await start_playground(FakeTurnService(), with_articles=False)
+        server, _ = await start_playground(playground_service(), with_articles=False)
         try:
             async with aiohttp.ClientSession() as session, session.get(str(server.make_url("/"))) as response:
                 html = await response.text()
@@ -180,7 +186,7 @@ class TestAsk:
         assert response.status == 413
 
     async def test_leaving_mid_answer_closes_the_service_stream(self):
-        service = FakeTurnService(endless=True)
+        service = playground_service(endless_status)
         server, _ = await start_playground(service)
         try:
             async with aiohttp.ClientSession() as session:
