@@ -9,18 +9,11 @@ import redis.asyncio as redis_async
 from bot.metrics import Metrics
 from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateUnavailable
 from rag.models import Message, Role
+from tests.polling import wait_until
 
 
 def user(text: str) -> Message:
     return Message(role=Role.USER, content=text)
-
-
-async def wait_until_async(condition, timeout_s: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met before the deadline")
-        await asyncio.sleep(0.02)
 
 
 class TestRedisStateStore:
@@ -58,7 +51,7 @@ class TestRedisStateStore:
         async def taken() -> bool:
             return await alive.try_lock("thread", "alive-replica", 30)
 
-        await wait_until_async(taken)
+        await wait_until(taken, timeout_s=10, interval_s=0.02)
         assert await dead.release_lock("thread", "dead-replica") is False
 
     async def test_token_bucket_is_shared_and_atomic_across_clients(self, make_redis_store):
@@ -128,7 +121,7 @@ class TestFailoverOnRealRedis:
             await store.generation("probe")
             return not store.degraded
 
-        await wait_until_async(back_on_redis)
+        await wait_until(back_on_redis, timeout_s=10, interval_s=0.02)
         assert await store.claim("Ev-after", 60)
         assert await key_exists(redis_server.url, f"{key_prefix}claim:Ev-after")
         assert metrics.value("regbot_state_degraded") == 0

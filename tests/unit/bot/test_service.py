@@ -5,7 +5,7 @@ import json
 import logging
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 from adapters.base import Feedback, ScopeRequest
 from bot.metrics import Metrics
@@ -14,6 +14,7 @@ from bot.service import BotService, conversation_origin
 from bot.state import MemoryStateStore
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
+from tests.polling import wait_until
 
 THREAD = "slack:T01:C01:1712345678.000100"
 
@@ -24,14 +25,6 @@ def make_turn(text: str, *, key: str = THREAD, user: str = "U01", history: tuple
 
 async def collect(service: BotService, turn: Turn) -> list[AnswerEvent]:
     return [event async for event in service.answer(turn)]
-
-
-async def wait_until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met before the deadline")
-        await asyncio.sleep(0.001)
 
 
 def answer_text(events: list[AnswerEvent]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,11 +104,3 @@ class ManualClock:
         finally:
             self._sleepers.remove(sleeper)
 
-
-async def eventually(condition: Callable[[], object], *, timeout_s: float = 2.0) -> None:
-    """Let other tasks run until `condition()` holds; fail after `timeout_s`."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s")
-        await asyncio.sleep(0.001)

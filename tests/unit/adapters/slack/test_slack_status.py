@@ -6,7 +6,8 @@ import pytest
 
 from adapters.slack.status import StatusThrottle
 from rag import messages
-from tests.unit.adapters.slack.fakes import ManualClock, eventually
+from tests.polling import wait_until
+from tests.unit.adapters.slack.fakes import ManualClock
 
 
 def queued(position: int) -> str:
@@ -41,7 +42,7 @@ class TestStatusThrottle:
 
         clock.advance(1.5)
 
-        await eventually(lambda: len(sent) == 2)
+        await wait_until(lambda: len(sent) == 2)
         assert sent == [messages.STATUS_UNDERSTANDING, queued(1)]
 
     async def test_line_after_a_quiet_interval_is_not_delayed(self):
@@ -62,11 +63,11 @@ class TestStatusThrottle:
 
         for position in range(16, 0, -1):  # 16 positions over 4 s
             clock.advance(0.25)
-            await eventually(lambda: clock.overdue == 0)  # a line due now has gone out
+            await wait_until(lambda: clock.overdue == 0)  # a line due now has gone out
             await throttle.offer(queued(position))
-            await eventually(lambda: clock.sleeping == 1)  # the newest line waits for its turn
+            await wait_until(lambda: clock.sleeping == 1)  # the newest line waits for its turn
         clock.advance(2.0)
-        await eventually(lambda: len(sent) == 4)
+        await wait_until(lambda: len(sent) == 4)
 
         # t=0; at t=2 and t=4 the newest line before them; the last line when its own interval ends.
         assert sent == [messages.STATUS_UNDERSTANDING, queued(10), queued(2), queued(1)]
@@ -79,7 +80,7 @@ class TestStatusThrottle:
 
         throttle.stop()
         clock.advance(5.0)
-        await eventually(lambda: clock.sleeping == 0)
+        await wait_until(lambda: clock.sleeping == 0)
         await throttle.offer(messages.STATUS_WRITING)
 
         assert sent == [messages.STATUS_UNDERSTANDING]
@@ -96,7 +97,7 @@ class TestStatusThrottle:
         await throttle.offer(messages.STATUS_UNDERSTANDING)
         await throttle.offer(messages.STATUS_SEARCHING)
         clock.advance(2.0)
-        await eventually(lambda: len(sent) == 2)
+        await wait_until(lambda: len(sent) == 2)
         clock.advance(2.0)
 
         await throttle.offer(messages.STATUS_WRITING)

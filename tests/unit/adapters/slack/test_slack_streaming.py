@@ -13,7 +13,8 @@ from adapters.slack.streaming import (
     choose_split,
 )
 from rag import messages
-from tests.unit.adapters.slack.fakes import ManualClock, RecordingClient, eventually, slack_error
+from tests.polling import wait_until
+from tests.unit.adapters.slack.fakes import ManualClock, RecordingClient, slack_error
 
 TARGET = StreamTarget(channel="C1", thread_ts="1700000000.000001", team="T1", user="U1")
 BUTTONS = [{"type": "actions", "block_id": "regbot_feedback", "elements": []}]
@@ -91,7 +92,7 @@ class TestNativeStreaming:
 
         clock.advance(2.0)
 
-        await eventually(lambda: len(client.args("assistant.threads.setStatus")) == 2)
+        await wait_until(lambda: len(client.args("assistant.threads.setStatus")) == 2)
         shown = [a["status"] for a in client.args("assistant.threads.setStatus")]
         assert shown == [messages.STATUS_UNDERSTANDING, messages.STATUS_QUEUED.format(position=3)]
 
@@ -181,7 +182,7 @@ class TestUpdateStreaming:
 
         await streamer.write("연차는")
         clock.advance(5.0)
-        await eventually(lambda: clock.sleeping == 0)
+        await wait_until(lambda: clock.sleeping == 0)
         await streamer.finish("연차는 15일", BUTTONS)
 
         assert client.methods() == ["chat.postMessage", "chat.update", "chat.update"]
