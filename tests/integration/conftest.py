@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -11,13 +10,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from testkit import free_port
+
 # --- redis-server --------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class RedisServerProcess:
@@ -71,7 +66,7 @@ def redis_server() -> Iterator[RedisServerProcess]:
     executable = shutil.which("redis-server")
     if executable is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
-    server = RedisServerProcess(executable, _free_port())
+    server = RedisServerProcess(executable, free_port())
     server.start()
     try:
         yield server

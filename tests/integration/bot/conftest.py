@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -12,29 +11,7 @@ from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.service import BotService
 from bot.state import RedisStateStore
-from rag.models import Answer, AnswerEvent, Route, Turn
-
-
-class GatedPipeline:
-    """Answers `{question} 답변`; a question registered with `hold` pauses mid-answer until its gate opens."""
-
-    def __init__(self) -> None:
-        self.turns: list[Turn] = []
-        self._gates: dict[str, asyncio.Event] = {}
-
-    def hold(self, question: str) -> asyncio.Event:
-        gate = asyncio.Event()
-        self._gates[question] = gate
-        return gate
-
-    async def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
-        self.turns.append(turn)
-        yield AnswerEvent.delta(f"{turn.text} ")
-        gate = self._gates.get(turn.text)
-        if gate is not None:
-            await gate.wait()
-        yield AnswerEvent.delta("답변")
-        yield AnswerEvent.done(Answer(text=f"{turn.text} 답변", route=Route.SEARCH, llm_calls=1))
+from tests.fakes.pipeline import ScriptedPipeline
 
 
 @pytest.fixture
@@ -57,11 +34,11 @@ async def make_redis_store(redis_server, key_prefix) -> AsyncIterator[Callable[.
 
 
 @pytest.fixture
-def make_replica(make_redis_store) -> Callable[..., tuple[BotService, GatedPipeline]]:
+def make_replica(make_redis_store) -> Callable[..., tuple[BotService, ScriptedPipeline]]:
     """A service as one replica would run it: its own Redis client, pipeline and metrics."""
 
-    def make(**limits: object) -> tuple[BotService, GatedPipeline]:
-        pipeline = GatedPipeline()
+    def make(**limits: object) -> tuple[BotService, ScriptedPipeline]:
+        pipeline = ScriptedPipeline()
         service = BotService(
             pipeline=pipeline,
             store=make_redis_store(),

@@ -6,6 +6,7 @@ import uuid
 from bot.service import BotService
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Turn
+from tests.polling import wait_until
 
 THREAD = "slack:T01:C01:1712345678.000100"
 
@@ -16,14 +17,6 @@ def make_turn(text: str, *, key: str = THREAD, user: str = "U01") -> Turn:
 
 async def collect(service: BotService, turn: Turn) -> list[AnswerEvent]:
     return [event async for event in service.answer(turn)]
-
-
-async def wait_until(condition, timeout_s: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met before the deadline")
-        await asyncio.sleep(0.005)
 
 
 class TestTwoReplicasSharingRedis:
@@ -44,13 +37,13 @@ class TestTwoReplicasSharingRedis:
                 log.append((text, event.kind))
 
         on_first = asyncio.create_task(ask(first, "첫 질문"))
-        await wait_until(lambda: ("첫 질문", AnswerEventKind.DELTA) in log)
+        await wait_until(lambda: ("첫 질문", AnswerEventKind.DELTA) in log, timeout_s=10)
         on_second = asyncio.create_task(ask(second, "둘째 질문"))
-        await wait_until(lambda: second.locks.waiting(THREAD) == 1)
+        await wait_until(lambda: second.locks.waiting(THREAD) == 1, timeout_s=10)
         gate.set()
         await asyncio.gather(on_first, on_second)
 
-        assert [text for text, _ in log] == ["첫 질문"] * 3 + ["둘째 질문"] * 3
+        assert [text for text, _ in log] == ["첫 질문"] * 4 + ["둘째 질문"] * 4  # status, 2 deltas, done
         # The second replica read the first replica's exchange from Redis.
         assert [m.content for m in second_pipeline.turns[0].history] == ["첫 질문", "첫 질문 답변"]
 

@@ -1,9 +1,8 @@
-"""Fakes for the bot service tests: a clock that moves only when told, and a scripted pipeline."""
+"""Fixtures for the bot service tests: a clock that moves only when told, and a scripted pipeline."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -11,8 +10,7 @@ from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.service import BotService
 from bot.state import MemoryStateStore
-from rag import messages
-from rag.models import Answer, AnswerEvent, Route, Turn
+from tests.fakes.pipeline import ScriptedPipeline
 
 
 class FakeClock:
@@ -26,35 +24,6 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-class ScriptedPipeline:
-    """Answers `{question} 답변`; a question registered with `hold` pauses mid-answer until its gate opens."""
-
-    def __init__(self) -> None:
-        self.turns: list[Turn] = []
-        self._gates: dict[str, asyncio.Event] = {}
-
-    def hold(self, question: str) -> asyncio.Event:
-        gate = asyncio.Event()
-        self._gates[question] = gate
-        return gate
-
-    async def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
-        self.turns.append(turn)
-        yield AnswerEvent.status(messages.STATUS_SEARCHING)
-        yield AnswerEvent.delta(f"{turn.text} ")
-        gate = self._gates.get(turn.text)
-        if gate is not None:
-            await gate.wait()
-        yield AnswerEvent.delta("답변")
-        answer = Answer(
-            text=f"{turn.text} 답변",
-            route=Route.SEARCH,
-            llm_calls=2,
-            timings_ms={"retrieve": 40.0, "generate": 900.0},
-        )
-        yield AnswerEvent.done(answer)
 
 
 @pytest.fixture
