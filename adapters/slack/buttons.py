@@ -15,7 +15,7 @@ from adapters.base import Feedback, TurnService
 from adapters.slack.blocks import AnswerBlocksRequest, build_answer_blocks
 from adapters.slack.errors import slack_error_code
 from adapters.slack.history import question_metadata
-from adapters.slack.inbound import BotIdentity, SlackQuestion, team_of
+from adapters.slack.inbound import BotIdentity, ButtonClick, SlackQuestion
 from adapters.slack.payloads import FeedbackPayload, Rating, SharePayload, parse_payload
 from adapters.slack.records import AnswerRecord, RecentAnswers
 from adapters.slack.responder import Respond, ThreadResponder
@@ -24,11 +24,6 @@ from adapters.slack.streaming import AnswerStreamerFactory, StreamTarget
 from rag import messages
 
 logger = logging.getLogger(__name__)
-
-
-def _clicked(body: dict[str, Any]) -> dict[str, Any]:
-    actions = body.get("actions") or [{}]
-    return actions[0]
 
 
 def _message_text(message: dict[str, Any]) -> str:
@@ -57,62 +52,50 @@ class ButtonHandlers:
 
     async def on_followup(self, body: dict[str, Any], bot: BotIdentity) -> None:
         """Ask the clicked question in the same thread, as the person who clicked, with the thread's history."""
-        question = str(_clicked(body).get("value") or "")
-        channel = str((body.get("channel") or {}).get("id") or "")
-        message = body.get("message") or {}
-        thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-        user = str((body.get("user") or {}).get("id") or "")
-        if not (question and channel and thread_ts):
+        click = ButtonClick.from_body(body)
+        question, thread_ts = click.value, click.thread_ts
+        if not (question and click.channel and thread_ts):
             logger.info("slack follow-up click without a thread or question; ignored")
             return
-        posted = await self._post_question(channel, question, user, thread_ts=thread_ts)
-        asked = SlackQuestion(
-            team=team_of(body),
-            channel=channel,
-            user=user,
-            text=escape_mrkdwn(question),
-            ts=posted,
-            thread_ts=thread_ts,
-            is_direct=channel.startswith("D"),
-        )
-        await self._threads.answer(asked, bot, claim=False)
+        posted = await self._post_question(click.channel, question, click.user, thread_ts=thread_ts)
+        await self._ask(click, question, ts=posted, thread_ts=thread_ts, bot=bot)
 
     async def on_feedback(self, body: dict[str, Any], rating: Rating, respond: Respond) -> None:
         """Record 👍/👎 with the question, the answer and its sources, then thank the user privately."""
-        payload = parse_payload(FeedbackPayload, str(_clicked(body).get("value") or ""))
+        click = ButtonClick.from_body(body)
+        payload = parse_payload(FeedbackPayload, click.value)
         record = self._recent.get(payload.id) if payload else None
-        channel = str((body.get("channel") or {}).get("id") or "")
-        user = str((body.get("user") or {}).get("id") or "")
-        message = body.get("message") or {}
-        thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
         feedback = Feedback(
             platform="slack",
-            conversation_key=record.conversation_key if record else f"slack:{team_of(body)}:{channel}:{thread_ts}",
-            user=user,
+            conversation_key=(
+                record.conversation_key if record else f"slack:{click.team}:{click.channel}:{click.thread_ts}"
+            ),
+            user=click.user,
             rating=rating,
             question=record.question if record else (payload.q if payload else ""),
-            answer=record.answer if record else _message_text(message),
+            answer=record.answer if record else _message_text(click.message),
             citations=record.citations if record else (payload.citations() if payload else ()),
         )
         await self._service.record_feedback(feedback)
         thanks = sanitize_untrusted(messages.FEEDBACK_THANKS)
-        if message and channel:
-            await self._client.chat_postEphemeral(channel=channel, user=user, text=thanks, thread_ts=thread_ts)
+        if click.message and click.channel:
+            await self._client.chat_postEphemeral(
+                channel=click.channel, user=click.user, text=thanks, thread_ts=click.thread_ts
+            )
         else:  # a private slash-command answer has no message to reply under
             await respond(text=thanks, response_type="ephemeral", replace_original=False)
 
     async def on_share(self, body: dict[str, Any], respond: Respond, bot: BotIdentity) -> None:
         """Post a private answer in the channel: the question, and the answer in its thread."""
-        payload = parse_payload(SharePayload, str(_clicked(body).get("value") or ""))
+        click = ButtonClick.from_body(body)
+        payload = parse_payload(SharePayload, click.value)
         record = self._recent.get(payload.id) if payload else None
         question = record.question if record else (payload.q if payload else "")
-        channel = str((body.get("channel") or {}).get("id") or "")
-        user = str((body.get("user") or {}).get("id") or "")
-        if not (question and channel):
+        if not (question and click.channel):
             logger.info("slack share click without a question; ignored")
             return
         try:
-            thread_ts = await self._post_question(channel, question, user, thread_ts=None)
+            thread_ts = await self._post_question(click.channel, question, click.user, thread_ts=None)
         except SlackApiError as error:
             logger.info("slack share failed: %s", slack_error_code(error))
             await respond(
@@ -121,17 +104,21 @@ class ButtonHandlers:
             return
         await respond(delete_original=True)
         if record is not None:
-            await self._show_record(record, StreamTarget(channel=channel, thread_ts=thread_ts, team=team_of(body)))
+            await self._show_record(record, StreamTarget(channel=click.channel, thread_ts=thread_ts, team=click.team))
             return
         # Another replica gave the answer: ask again, publicly, in the new thread.
+        await self._ask(click, question, ts=thread_ts, thread_ts=thread_ts, bot=bot)
+
+    async def _ask(self, click: ButtonClick, question: str, *, ts: str, thread_ts: str, bot: BotIdentity) -> None:
+        """Answer `question` (posted at `ts`) in `thread_ts` as the person who clicked."""
         asked = SlackQuestion(
-            team=team_of(body),
-            channel=channel,
-            user=user,
+            team=click.team,
+            channel=click.channel,
+            user=click.user,
             text=escape_mrkdwn(question),
-            ts=thread_ts,
+            ts=ts,
             thread_ts=thread_ts,
-            is_direct=channel.startswith("D"),
+            is_direct=click.channel.startswith("D"),
         )
         await self._threads.answer(asked, bot, claim=False)
 

@@ -55,6 +55,34 @@ class SlackQuestion(BaseModel):
         )
 
 
+class ButtonClick(BaseModel):
+    """A click on one of our buttons, read from a `block_actions` payload."""
+
+    model_config = ConfigDict(frozen=True)
+
+    team: str
+    channel: str
+    user: str
+    value: str  # the clicked button's value
+    message: dict[str, Any]  # the message the button is on; empty under a private (ephemeral) answer
+
+    @property
+    def thread_ts(self) -> str:
+        """The thread of the message the button is on ("" without a message)."""
+        return str(self.message.get("thread_ts") or self.message.get("ts") or "")
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ButtonClick:
+        action = (body.get("actions") or [{}])[0]
+        return cls(
+            team=team_of(body),
+            channel=str((body.get("channel") or {}).get("id") or ""),
+            user=str((body.get("user") or {}).get("id") or ""),
+            value=str(action.get("value") or ""),
+            message=body.get("message") or {},
+        )
+
+
 def is_person_message(event: dict[str, Any]) -> bool:
     """A message a person wrote: no bot, no edit, no deletion, no join."""
     return event.get("subtype") in QUESTION_SUBTYPES and not event.get("bot_id")
@@ -68,4 +96,4 @@ def team_of(body: dict[str, Any]) -> str:
     return str(body.get("team_id") or team or (body.get("user") or {}).get("team_id") or "")
 
 
-__all__ = ["QUESTION_SUBTYPES", "BotIdentity", "SlackQuestion", "is_person_message", "team_of"]
+__all__ = ["QUESTION_SUBTYPES", "BotIdentity", "ButtonClick", "SlackQuestion", "is_person_message", "team_of"]

@@ -174,15 +174,7 @@ class ThreadResponder:
     def _final_blocks(self, collector: AnswerCollector, turn: Turn) -> list[dict[str, Any]]:
         if collector.answer is None:
             return []
-        record = AnswerRecord(
-            answer_id=self._recent.new_id(),
-            conversation_key=turn.conversation_key,
-            question=turn.text,
-            answer=collector.answer.text,
-            citations=collector.citations,
-            followups=collector.followups,
-        )
-        self._recent.remember(record)
+        record = _remember(self._recent, collector.answer, collector, turn)
         feedback = FeedbackPayload.build(record.answer_id, record.question, record.citations)
         return build_answer_blocks(
             AnswerBlocksRequest(
@@ -248,15 +240,7 @@ class CommandResponder:
         final = collector.final_text()
         blocks: list[dict[str, Any]] = []
         if collector.answer is not None:
-            record = AnswerRecord(
-                answer_id=self._recent.new_id(),
-                conversation_key=key,
-                question=text,
-                answer=collector.answer.text,
-                citations=collector.citations,
-                followups=collector.followups,
-            )
-            self._recent.remember(record)
+            record = _remember(self._recent, collector.answer, collector, turn)
             feedback = FeedbackPayload.build(record.answer_id, text, record.citations)
             blocks = build_answer_blocks(
                 AnswerBlocksRequest(
@@ -270,6 +254,20 @@ class CommandResponder:
             last = i == len(parts) - 1
             part_blocks = build_answer_blocks(AnswerBlocksRequest(answer_text=part)) + (blocks if last else [])
             await respond(text=part, blocks=part_blocks, response_type="ephemeral", replace_original=False)
+
+
+def _remember(recent: RecentAnswers, answer: Answer, collector: AnswerCollector, turn: Turn) -> AnswerRecord:
+    """Keep what the buttons under an answer need (feedback, share) until they are clicked."""
+    record = AnswerRecord(
+        answer_id=recent.new_id(),
+        conversation_key=turn.conversation_key,
+        question=turn.text,
+        answer=answer.text,
+        citations=collector.citations,
+        followups=collector.followups,
+    )
+    recent.remember(record)
+    return record
 
 
 def split_parts(text: str, part_chars: int) -> list[str]:

@@ -68,9 +68,20 @@ def _text_blocks(part_text: str, blocks: list[Block]) -> list[Block]:
 
 
 class MessageWriter(ABC):
-    """Writes the parts of one answer into Slack messages, one message at a time."""
+    """Writes the parts of one answer into Slack messages, one message at a time.
+
+    `best_effort_client` (defaults to `client`) sends what a later call supersedes; `client` finishes a message.
+    """
 
     interval_s: float
+
+    def __init__(
+        self, client: AsyncWebClient, target: StreamTarget, *, best_effort_client: AsyncWebClient | None = None
+    ) -> None:
+        self._client = client
+        self._best_effort = best_effort_client or client
+        self._target = target
+        self._ts: str | None = None  # the message being written
 
     @abstractmethod
     async def show_status(self, text: str) -> None:
@@ -92,14 +103,6 @@ class MessageUpdateWriter(MessageWriter):
     """A placeholder message edited with chat.update; each part is a message of its own."""
 
     interval_s = UPDATE_INTERVAL_S
-
-    def __init__(
-        self, client: AsyncWebClient, target: StreamTarget, *, best_effort_client: AsyncWebClient | None = None
-    ) -> None:
-        self._client = client
-        self._best_effort = best_effort_client or client
-        self._target = target
-        self._ts: str | None = None
 
     async def show_status(self, text: str) -> None:
         status = f"_{escape_mrkdwn(text)}_"
@@ -148,10 +151,7 @@ class NativeStreamWriter(MessageWriter):
     def __init__(
         self, client: AsyncWebClient, target: StreamTarget, *, best_effort_client: AsyncWebClient | None = None
     ) -> None:
-        self._client = client
-        self._best_effort = best_effort_client or client
-        self._target = target
-        self._ts: str | None = None
+        super().__init__(client, target, best_effort_client=best_effort_client)
         self._broken = False  # an append failed: the part is finished with chat.update
         self._status_supported = True
 
