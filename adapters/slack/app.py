@@ -183,10 +183,6 @@ class SlackAdapter:
         )
         self._register(commands)
 
-    @property
-    def bolt_app(self) -> AsyncApp:
-        return self._app
-
     def attach(self, app: web.Application) -> None:
         """Serve `POST /slack/events` (events, slash commands, interactivity) on `app`."""
         app.router.add_post(EVENTS_PATH, self._handle_http)

@@ -353,11 +353,6 @@ class TeamsAdapter:
         self._shutdown_grace_s = shutdown_grace_s
 
     @property
-    def auth_mode(self) -> str:
-        """`jwt`, `anonymous` or `closed` (for the readiness report)."""
-        return self._auth.mode
-
-    @property
     def answers_in_progress(self) -> int:
         return self._answers.running
 
