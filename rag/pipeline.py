@@ -85,7 +85,6 @@ class PipelineStages:
 
 @dataclass
 class PipelineConfig:
-    retrieve_k: int = 8
     per_query_k: int = 6
     max_total_hits: int = 12
     answer_deadline_s: float = 60.0

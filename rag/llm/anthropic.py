@@ -8,7 +8,6 @@ The SDK's own retries are off (`max_retries=0`): `ResilientProvider` retries, wi
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,8 +25,6 @@ from rag.llm.base import (
     parse_retry_after,
     require_json_object,
 )
-
-logger = logging.getLogger(__name__)
 
 JSON_TOOL_NAME = "record_result"
 JSON_TOOL_DESCRIPTION = "Record the result. Always call this tool; its input is the whole answer."

@@ -225,10 +225,7 @@ class ResilientProvider:
     async def complete(self, request: LlmRequest) -> LlmResponse:
         """The inner `complete()`, retried; raises `LlmUnavailable` (or a subclass) when it cannot."""
         for attempt in range(1, self._retry.max_attempts + 1):
-            self._check_breaker()
-            if attempt == 1:
-                self._spend_budget()
-            self._usage.attempts += 1
+            self._begin_attempt(attempt)
             try:
                 async with asyncio.timeout(request.timeout_s):
                     response = await self._inner.complete(request)
@@ -259,10 +256,7 @@ class ResilientProvider:
 
     async def _stream_events(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
         for attempt in range(1, self._retry.max_attempts + 1):
-            self._check_breaker()
-            if attempt == 1:
-                self._spend_budget()
-            self._usage.attempts += 1
+            self._begin_attempt(attempt)
             parts: list[str] = []
             try:
                 async with aclosing(self._inner.stream(request)) as inner:
@@ -298,20 +292,24 @@ class ResilientProvider:
                 raise LlmStreamInterrupted("".join(parts), str(failure)) from failure
             await self._after_failure(failure, attempt)
 
-    def _spend_budget(self) -> None:
-        budget = _current_budget.get()
-        if budget is not None:
-            try:
-                budget.spend()
-            except LlmBudgetExhausted:
-                self._usage.rejected += 1
-                raise
-        self._usage.calls += 1
-
-    def _check_breaker(self) -> None:
+    def _begin_attempt(self, attempt: int) -> None:
+        """Refuse when the breaker is open; the first attempt of a call also spends the question's budget."""
         if not self._breaker.allow():
             self._usage.rejected += 1
-            raise LlmUnavailable(f"the {self.name} circuit breaker is open after repeated failures")
+            raise self._breaker_open()
+        if attempt == 1:
+            budget = _current_budget.get()
+            if budget is not None:
+                try:
+                    budget.spend()
+                except LlmBudgetExhausted:
+                    self._usage.rejected += 1
+                    raise
+            self._usage.calls += 1
+        self._usage.attempts += 1
+
+    def _breaker_open(self) -> LlmUnavailable:
+        return LlmUnavailable(f"the {self.name} circuit breaker is open after repeated failures")
 
     def _record_success(self, response: LlmResponse) -> None:
         self._breaker.record_success()
@@ -327,9 +325,7 @@ class ResilientProvider:
         self._breaker.record_failure()
         if self._breaker.state == "open":
             # No point waiting for an attempt the breaker will refuse.
-            raise LlmUnavailable(
-                f"the {self.name} circuit breaker is open after repeated failures"
-            ) from failure
+            raise self._breaker_open() from failure
         if attempt >= self._retry.max_attempts:
             logger.warning("%s failed %d times, giving up: %s", self.name, attempt, failure)
             raise failure

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rag import messages
 from rag.llm import LlmProvider, LlmRequest, LlmRequestFailed, LlmUnavailable
-from rag.models import Citation, Hit, Message, Role
+from rag.models import Chunk, Citation, Hit, Message, Role
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
 
@@ -68,6 +68,8 @@ _MARKER_LIST = re.compile(r"\[(\d+(?:\s*,\s*\d+)+)\]")
 # The follow-up block when the model dressed the marker up (bold, a colon, no angle brackets).
 _LOOSE_FOLLOWUP_HEADING = re.compile(r"\n[ \t*#]*<?후속\s?질문>?[ \t*:]*\n")
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s*")
+# Amendment notes inside an article (<개정 2020. 1. 1.>, <신설 …>): history, not content to quote.
+_AMENDMENT_NOTE = re.compile(r"\s*<(개정|신설)[^>]*>")
 
 
 class GenerationInput(BaseModel):
@@ -142,10 +144,8 @@ class ExtractiveGenerator:
                 for marker, text in self.best_paragraphs(hit, terms):
                     existing = next((c for c in citations if c.chunk_id == hit.chunk.chunk_id
                                      and c.paragraph == marker), None)
-                    citation = existing or Citation(
-                        index=len(citations) + 1, doc=hit.chunk.doc, article=hit.chunk.article, paragraph=marker,
-                        title=hit.chunk.title, quote=text, url=hit.chunk.source_url, chunk_id=hit.chunk.chunk_id,
-                        chapter=hit.chunk.chapter)
+                    citation = existing or cite_chunk(hit.chunk, index=len(citations) + 1, paragraph=marker,
+                                                      quote=text)
                     if existing is None:
                         citations.append(citation)
                     lines.append(f"- **{citation.label}**: \"{text}\" [{citation.index}]")
@@ -160,11 +160,7 @@ class ExtractiveGenerator:
         scored = sorted(range(len(paragraphs)),
                         key=lambda i: -sum(w for t, w in terms.items() if t in tokens[i]))
         chosen = sorted(scored[: self.paragraphs_per_hit])
-        return [(paragraphs[i][0], self._trim(paragraphs[i][1])) for i in chosen]
-
-    def _trim(self, text: str) -> str:
-        text = re.sub(r"\s*<(개정|신설)[^>]*>", "", text).replace("\n", " ")
-        return text if len(text) <= self.max_quote_chars else text[: self.max_quote_chars].rstrip() + "…"
+        return [(paragraphs[i][0], _quote(paragraphs[i][1], self.max_quote_chars)) for i in chosen]
 
 
 class NumberedSource(BaseModel):
@@ -381,11 +377,8 @@ class LlmGenerator:
         return DraftAnswer(text=text, citations=citations, followups=followups, note=note, by="llm")
 
     def _citation(self, source: NumberedSource, text: str) -> Citation:
-        chunk = source.hit.chunk
         marker, quote = self._cited_paragraph(source, text)
-        return Citation(index=source.index, doc=chunk.doc, article=chunk.article, paragraph=marker,
-                        title=chunk.title, quote=quote, url=chunk.source_url, chunk_id=chunk.chunk_id,
-                        chapter=chunk.chapter)
+        return cite_chunk(source.hit.chunk, index=source.index, paragraph=marker, quote=quote)
 
     def _cited_paragraph(self, source: NumberedSource, text: str) -> tuple[str, str]:
         """The 항 the citing sentences lean on, when one stands out; else the whole article."""
@@ -403,6 +396,13 @@ class LlmGenerator:
         return paragraphs[best][0], _quote(paragraphs[best][1])
 
 
+def cite_chunk(chunk: Chunk, *, index: int, paragraph: str = "", quote: str = "") -> Citation:
+    """Source [index]: `chunk`, or one 항 of it when `paragraph` names it."""
+    return Citation(index=index, doc=chunk.doc, article=chunk.article, paragraph=paragraph, title=chunk.title,
+                    quote=quote, url=chunk.source_url, chunk_id=chunk.chunk_id, chapter=chunk.chapter)
+
+
 def _quote(text: str, limit: int = 300) -> str:
-    text = re.sub(r"\s*<(개정|신설)[^>]*>", "", text).replace("\n", " ").strip()
+    """One line of quotable text: amendment notes dropped, cut at `limit` characters with an ellipsis."""
+    text = _AMENDMENT_NOTE.sub("", text).replace("\n", " ").strip()
     return text if len(text) <= limit else text[:limit].rstrip() + "…"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rag import messages
-from rag.models import Citation
+from rag.models import Citation, Scope
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.generator import DraftAnswer, split_paragraphs
 
@@ -16,7 +16,7 @@ class StructuralAnswerer:
     def __init__(self, lookup: StructuralLookup) -> None:
         self.lookup = lookup
 
-    async def run(self, query: str, scope=None) -> tuple[DraftAnswer, LookupResult]:
+    async def run(self, query: str, scope: Scope | None = None) -> tuple[DraftAnswer, LookupResult]:
         result = self.lookup.lookup(query, scope)
         return self.render(result, query), result
 
