@@ -266,7 +266,7 @@ def _remember(recent: RecentAnswers, answer: Answer, collector: AnswerCollector,
         citations=collector.citations,
         followups=collector.followups,
     )
-    recent.remember(record)
+    recent.remember(record.answer_id, record)
     return record
 
 

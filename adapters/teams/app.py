@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 from uuid import uuid4
@@ -26,6 +25,7 @@ from microsoft_agents.hosting.core import ChannelAdapter, TurnContext
 from microsoft_agents.hosting.core.authorization import ClaimsIdentity
 from pydantic import BaseModel, ConfigDict
 
+from adapters.answered import RecentlyAnswered
 from adapters.base import Feedback, ScopeRequest, TurnService
 from adapters.teams import cards
 from adapters.teams.auth import TeamsAuth
@@ -65,7 +65,9 @@ class TeamsRenderOptions(BaseModel):
     max_text_chars: int = 20_000  # ~40 KB of UTF-16, well inside Teams' ~100 KB message limit
 
 
-class _AnsweredMessage(BaseModel):
+class AnsweredMessage(BaseModel):
+    """What one bot message answered."""
+
     model_config = ConfigDict(frozen=True)
 
     question: str
@@ -73,25 +75,8 @@ class _AnsweredMessage(BaseModel):
     citations: tuple[Citation, ...] = ()
 
 
-class AnsweredMessages:
-    """Bot message id → what it answered, so feedback can be stored with its question.
-
-    Teams' feedback invoke names only the message. Bounded and per process: feedback on an answer
-    this replica did not send is still recorded, without the question and answer.
-    """
-
-    def __init__(self, *, capacity: int = 2000) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, _AnsweredMessage] = OrderedDict()
-
-    def remember(self, message_id: str, question: str, answer: str, citations: tuple[Citation, ...]) -> None:
-        self._items[message_id] = _AnsweredMessage(question=question, answer=answer, citations=citations)
-        self._items.move_to_end(message_id)
-        while len(self._items) > self._capacity:
-            self._items.popitem(last=False)
-
-    def get(self, message_id: str) -> _AnsweredMessage | None:
-        return self._items.get(message_id)
+class AnsweredMessages(RecentlyAnswered[AnsweredMessage]):
+    """Bot message id → what it answered: Teams' feedback invoke names only the message."""
 
 
 class BackgroundAnswers:
@@ -256,7 +241,10 @@ class TeamsAgent:
 
     def _remember(self, question: TeamsQuestion, outcome: RenderOutcome) -> None:
         if outcome.delivered and outcome.message_id and outcome.answer is not None:
-            self._answered.remember(outcome.message_id, question.text, outcome.answer.text, outcome.answer.citations)
+            answered = AnsweredMessage(
+                question=question.text, answer=outcome.answer.text, citations=outcome.answer.citations
+            )
+            self._answered.remember(outcome.message_id, answered)
 
     async def _on_invoke(self, context: TurnContext) -> None:
         submission = read_feedback(context.activity)
