@@ -9,6 +9,8 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
+from aiohttp import web
+
 from bot.app import Components, build_components
 from bot.config import Settings
 from rag.retrieval.tokenizer import Tokenizer
@@ -62,3 +64,12 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+async def serve_app(app: web.Application) -> tuple[str, web.AppRunner]:
+    """Start `app` on a free port of 127.0.0.1: its base URL, and the runner to `cleanup()` when done."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return f"http://127.0.0.1:{port}", runner

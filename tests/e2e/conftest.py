@@ -10,7 +10,7 @@ from aiohttp import web
 
 from bot.limits import LimitsConfig
 from bot.server import Runtime, build_runtime, create_app
-from testkit import free_port, make_settings
+from testkit import make_settings, serve_app
 
 # Generous limits: e2e tests check behaviour, not throttling (tests/unit/bot covers the limits).
 E2E_LIMITS = LimitsConfig(user_burst=1000, workspace_burst=1000, max_active_answers=16, max_waiting_answers=64)
@@ -39,11 +39,8 @@ async def start_regbot(sample_components, tmp_path) -> AsyncIterator[StartServer
     async def start(limits: LimitsConfig | None = None, **overrides: str) -> RunningServer:
         settings = make_settings(tmp_path / f"server{len(running)}", **overrides)
         runtime = build_runtime(settings, sample_components, limits=limits or E2E_LIMITS)
-        runner = web.AppRunner(create_app(runtime))
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        server = RunningServer(url=f"http://127.0.0.1:{port}", runtime=runtime, runner=runner)
+        url, runner = await serve_app(create_app(runtime))
+        server = RunningServer(url=url, runtime=runtime, runner=runner)
         running.append(server)
         return server
 

@@ -18,7 +18,7 @@ from bot.server import Runtime, create_app
 from bot.service import BotService
 from bot.state import MemoryStateStore
 from rag.models import Answer, AnswerEvent, Citation, Message, Route, Turn
-from testkit import free_port, make_settings
+from testkit import make_settings, serve_app
 from tests.e2e.fakes.slack_api import TEAM_ID
 from tests.integration.slack_driver import SlackEventSender, TimedSlackApi, event_callback, mention, slack_env
 
@@ -87,12 +87,9 @@ async def start_replica(sample_components, slack, tmp_path) -> AsyncIterator:
         app = create_app(runtime)
         shutdown = GracefulShutdown.for_runtime(runtime, drain_timeout_s=drain_timeout_s)
         shutdown.install(app)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        url, runner = await serve_app(app)
         runners.append(runner)
-        return Replica(f"http://127.0.0.1:{port}", runner, pipeline, shutdown)
+        return Replica(url, runner, pipeline, shutdown)
 
     yield start
     for runner in runners:

@@ -8,11 +8,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 import redis
-from aiohttp import web
 
 from bot.limits import LimitsConfig
 from bot.server import build_runtime, create_app
-from testkit import free_port, make_settings
+from testkit import make_settings, serve_app
 from tests.integration.slack_driver import SlackEventSender, TimedSlackApi, event_callback, mention, slack_env
 
 CHANNEL = "C0RULES"
@@ -24,12 +23,9 @@ async def server_on_redis(sample_components, redis_server, tmp_path) -> AsyncIte
     async with TimedSlackApi() as slack:
         settings = make_settings(tmp_path / "server", REDIS_URL=redis_server.url, **slack_env(slack.api_url))
         runtime = build_runtime(settings, sample_components, limits=LimitsConfig(user_burst=0, workspace_burst=0))
-        runner = web.AppRunner(create_app(runtime))
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        url, runner = await serve_app(create_app(runtime))
         try:
-            yield f"http://127.0.0.1:{port}", slack
+            yield url, slack
         finally:
             await runner.cleanup()
             if not _answers_ping(redis_server.port):  # the test failed while Redis was down

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from adapters.base import ScopeRequest
 from bot.app import Components, build_components
@@ -25,7 +24,7 @@ from bot.server import build_runtime, create_app
 from bot.service import BotService
 from bot.state import MemoryStateStore
 from rag.models import Answer, AnswerEventKind, Turn
-from testkit import SAMPLES, HashingEmbedder, free_port, make_settings
+from testkit import SAMPLES, HashingEmbedder, make_settings, serve_app
 from tests.integration.slack_driver import SlackEventSender, TimedSlackApi, event_callback, mention, slack_env
 
 WORKSPACE = "T0REGBOT"  # the fake Slack API's team
@@ -229,12 +228,9 @@ async def scoped_server(scoped_components, scopes_file, tmp_path) -> AsyncIterat
     async with TimedSlackApi() as slack:
         settings = make_settings(tmp_path / "server", REGBOT_SCOPES_FILE=str(scopes_file), **slack_env(slack.api_url))
         limits = LimitsConfig(user_burst=0, workspace_burst=0)
-        runner = web.AppRunner(create_app(build_runtime(settings, scoped_components, limits=limits)))
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        url, runner = await serve_app(create_app(build_runtime(settings, scoped_components, limits=limits)))
         try:
-            yield f"http://127.0.0.1:{port}", slack
+            yield url, slack
         finally:
             await runner.cleanup()
 

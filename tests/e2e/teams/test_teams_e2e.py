@@ -169,7 +169,7 @@ class TestChannel:
         assert {a.conversation_id for a in bot_connector.received} == {thread}
         assert "15일" in final.text
         assert final.citation_names == ["취업규칙 제20조"]
-        assert final.card_actions  # follow-ups in the thread too
+        assert [a["data"]["question"] for a in final.card_actions] == list(LEAVE_FOLLOWUPS)  # in threads too
         assert not [a for a in bot_connector.received if a.type == "typing"]  # Teams streams only 1:1
         placeholder = bot_connector.received[0]
         assert placeholder.text == messages.STATUS_SEARCHING
