@@ -1,9 +1,11 @@
-"""The real regbot server (bot.server) over the bundled samples, started on a free port for e2e tests."""
+"""E2E fixtures: nothing leaves 127.0.0.1, and the real regbot server (bot.server) over the bundled samples."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -11,6 +13,26 @@ from aiohttp import web
 from bot.limits import LimitsConfig
 from bot.server import Runtime, build_runtime, create_app
 from testkit import make_settings, serve_app
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1", b"127.0.0.1", b"localhost", b"::1", None}
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Fails the test if anything (Teams token acquisition, a JWKS download, a Slack URL) resolves a remote host."""
+    real_getaddrinfo = socket.getaddrinfo
+    attempts: list[object] = []
+
+    def guarded(host: object, *args: Any, **kwargs: Any) -> Any:
+        if host not in _LOOPBACK:
+            attempts.append(host)
+            raise OSError(f"tests must not leave 127.0.0.1 (tried {host!r})")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
+    yield attempts
+    assert not attempts, f"tests tried to reach {attempts}"
+
 
 # Generous limits: e2e tests check behaviour, not throttling (tests/unit/bot covers the limits).
 E2E_LIMITS = LimitsConfig(user_burst=1000, workspace_burst=1000, max_active_answers=16, max_waiting_answers=64)

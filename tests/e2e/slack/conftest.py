@@ -83,33 +83,19 @@ class SlackSender:
 
     def mention(self, text: str, *, channel: str = CHANNEL, user: str = ASKER, thread_ts: str = "") -> dict[str, Any]:
         """An app_mention event for a message the fake workspace now holds."""
-        message = self.slack.user_says(channel, text, user=user, thread_ts=thread_ts)
-        event = {
-            "type": "app_mention",
-            "user": user,
-            "text": text,
-            "ts": message.ts,
-            "channel": channel,
-            "event_ts": message.ts,
-        }
-        if thread_ts:
-            event["thread_ts"] = thread_ts
-        return event
+        return self._message_event("app_mention", text, channel=channel, user=user, thread_ts=thread_ts)
 
     def message(
         self, text: str, *, channel: str = CHANNEL, user: str = ASKER, thread_ts: str = "", channel_type: str = ""
     ) -> dict[str, Any]:
         """A message event (channel_type `im` for a DM) for a message the fake workspace now holds."""
+        event = self._message_event("message", text, channel=channel, user=user, thread_ts=thread_ts)
+        event["channel_type"] = channel_type or ("im" if channel.startswith("D") else "channel")
+        return event
+
+    def _message_event(self, kind: str, text: str, *, channel: str, user: str, thread_ts: str) -> dict[str, Any]:
         stored = self.slack.user_says(channel, text, user=user, thread_ts=thread_ts)
-        event = {
-            "type": "message",
-            "user": user,
-            "text": text,
-            "ts": stored.ts,
-            "channel": channel,
-            "event_ts": stored.ts,
-            "channel_type": channel_type or ("im" if channel.startswith("D") else "channel"),
-        }
+        event = {"type": kind, "user": user, "text": text, "ts": stored.ts, "channel": channel, "event_ts": stored.ts}
         if thread_ts:
             event["thread_ts"] = thread_ts
         return event

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -16,25 +15,6 @@ from tests.e2e.adapter_server import base_url, serve_adapter
 from tests.e2e.fakes.bot_connector import FakeBotConnector
 from tests.e2e.teams.sample_answers import leave_answer_events
 from tests.fakes.turn_service import FakeTurnService
-
-_LOOPBACK = {"127.0.0.1", "localhost", "::1", b"127.0.0.1", b"localhost", b"::1", None}
-
-
-@pytest.fixture(autouse=True)
-def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
-    """Fails the test if anything (token acquisition, JWKS download) tries to resolve a remote host."""
-    real_getaddrinfo = socket.getaddrinfo
-    attempts: list[object] = []
-
-    def guarded(host: object, *args: Any, **kwargs: Any) -> Any:
-        if host not in _LOOPBACK:
-            attempts.append(host)
-            raise OSError(f"tests must not leave 127.0.0.1 (tried {host!r})")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", guarded)
-    yield attempts
-    assert not attempts, f"tests tried to reach {attempts}"
 
 
 @dataclass
