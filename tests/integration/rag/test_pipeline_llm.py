@@ -29,6 +29,7 @@ from rag.stages.grader import GRADE_PROMPT
 from rag.stages.rewriter import REWRITE_PROMPT
 from rag.stages.understanding import UNDERSTAND_PROMPT
 from rag.stages.verifier import VERIFY_PROMPT
+from tests.fakes.clock import RecordedSleeps
 
 API = "http://claude.test/v1/messages"
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
@@ -147,14 +148,6 @@ def passes(*labels: str, score: int = 90) -> Callable[[dict[str, Any]], httpx.Re
 
 
 # --- fixtures -------------------------------------------------------------------------------------------
-
-
-class RecordedSleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay_s: float) -> None:
-        self.delays.append(delay_s)
 
 
 def probed(base: HybridRetriever, *, together: int = 0) -> HybridRetriever:

@@ -10,25 +10,13 @@ from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.service import BotService
 from bot.state import MemoryStateStore
+from tests.fakes.clock import FakeClock
 from tests.fakes.pipeline import ScriptedPipeline
-
-
-class FakeClock:
-    """Seconds that only move when a test calls `advance`."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(start=1_700_000_000.0)  # epoch seconds, as time.time reads
 
 
 @pytest.fixture

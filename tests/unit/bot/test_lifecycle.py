@@ -7,16 +7,7 @@ import asyncio
 import pytest
 
 from bot.lifecycle import GracefulShutdown
-
-
-class FakeClock:
-    """Monotonic seconds that advance only when the drain sleeps (asyncio.sleep is patched to advance it)."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes.clock import FakeClock
 
 
 class SocketModeAdapter:
@@ -36,7 +27,7 @@ class BrokenAdapter:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
+    fake = FakeClock(start=100.0)  # moves only when the drain sleeps (asyncio.sleep is patched below)
     real_sleep = asyncio.sleep
 
     async def advancing_sleep(delay: float, *args: object) -> None:

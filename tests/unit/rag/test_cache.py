@@ -7,6 +7,7 @@ import pytest
 from rag.cache import CachedAnswer, MemoryCacheBackend, SemanticAnswerCache
 from rag.errors import RegbotError
 from rag.models import Citation, Scope
+from tests.fakes.clock import FakeClock
 
 LEAVE = "입사 1년 지나면 연차 며칠 받아?"
 
@@ -26,14 +27,6 @@ class TableEmbedder:
 
     def embed_passages(self, texts):
         return [self.embed_query(t) for t in texts]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def answer(question=LEAVE, text="15일의 연차유급휴가를 받아요 [1]."):
@@ -91,7 +84,7 @@ async def test_a_new_index_version_invalidates_every_entry(version):
 
 
 async def test_entries_expire_after_their_ttl():
-    clock = Clock()
+    clock = FakeClock(start=0.0)
     cache = make_cache({"value": 1}, backend=MemoryCacheBackend(clock=clock), ttl_s=60)
     await cache.store(LEAVE, Scope(), answer())
     clock.now = 59

@@ -13,6 +13,7 @@ import pytest
 
 from rag.llm import LlmRequest
 from rag.models import Message, Role
+from tests.fakes.clock import FakeClock, RecordedSleeps
 
 LLM_URL = "http://llm.test"
 
@@ -39,32 +40,9 @@ def make_request() -> Callable[..., LlmRequest]:
     return make
 
 
-class RecordedSleeps:
-    """Stands in for asyncio.sleep: records each delay and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay_s: float) -> None:
-        self.delays.append(delay_s)
-
-
 @pytest.fixture
 def sleeps() -> RecordedSleeps:
     return RecordedSleeps()
-
-
-class FakeClock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @pytest.fixture
