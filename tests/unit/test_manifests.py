@@ -118,10 +118,13 @@ class TestDeployment:
 
     def test_scopes_file_is_mounted_where_the_config_points(self, deployment, server_container, config, k8s):
         scopes_path = Path(config["REGBOT_SCOPES_FILE"])
-        mount = next(m for m in server_container["volumeMounts"] if m["mountPath"] == str(scopes_path.parent))
-        volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
-        scopes = k8s[("ConfigMap", volume["configMap"]["name"])]["data"][scopes_path.name]
-        ScopeRules.model_validate(yaml.safe_load(scopes))
+        mounts = [m for m in server_container["volumeMounts"] if m["mountPath"] == str(scopes_path.parent)]
+        assert len(mounts) == 1
+        volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == mounts[0]["name"])
+        files = k8s[("ConfigMap", volume["configMap"]["name"])]["data"]
+        assert scopes_path.name in files
+        rules = ScopeRules.model_validate(yaml.safe_load(files[scopes_path.name]))  # raises on a malformed file
+        assert rules.defaults.collections, "a place without a rule of its own must still search something"
 
     def test_data_dir_is_a_writable_volume(self, server_container, config):
         mounts = {m["mountPath"]: m for m in server_container["volumeMounts"]}
