@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from rag.errors import RegbotError
 from rag.models import Citation, Scope
 from rag.retrieval.embedder import Embedder
-from rag.text import normalize_text
+from rag.text import comparable_text, normalize_text
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +95,7 @@ class _IndexEntry(BaseModel):
     vector: str  # float16, base64: ~1 KB for 384 dimensions
 
 
-def normalize_question(question: str) -> str:
-    """NFC, lower case, letters and digits only: "입사 1년 지나면 연차 며칠 받아?" ≡ "입사1년 지나면 연차 며칠 받아"."""
-    return "".join(ch for ch in normalize_text(question).lower() if ch.isalnum())
+normalize_question = comparable_text
 
 
 class SemanticAnswerCache:

@@ -20,8 +20,8 @@ NOT_FOUND = (
     "등록된 규정에서 이 질문에 대한 내용을 찾지 못했어요. "
     "규정에 없는 사항일 수 있으니 담당 부서(인사·총무팀)에 확인해 주세요."
 )
-NOT_FOUND_HINT = "비슷한 조문: {labels}"
 LOOKUP_NOT_FOUND = "'{query}'에 해당하는 조문을 찾지 못했어요. 규정 이름과 조 번호를 확인해 주세요."
+OUTLINE_MORE = "  … 외 {count}개"
 LOOKUP_AMBIGUOUS = "'{name}'에 해당하는 규정이 여러 개예요: {candidates}. 정확한 이름으로 다시 물어봐 주세요."
 EXTRACTIVE_INTRO = "관련 규정은 다음과 같아요."
 EXTRACTIVE_PART = "**{question}**"

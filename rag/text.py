@@ -25,6 +25,11 @@ def doc_key(name: str) -> str:
     return re.sub(r"[\s_「」『』\"'ㆍ·・]", "", name)
 
 
+def comparable_text(text: str) -> str:
+    """NFC, lower case, letters and digits only: "입사 1년 지나면?" ≡ "입사1년 지나면"."""
+    return "".join(ch for ch in normalize_text(text).lower() if ch.isalnum())
+
+
 def has_hangul_or_alnum(text: str) -> bool:
     """False for emoji-only or punctuation-only input."""
     return any(ch.isalnum() for ch in text)

@@ -28,10 +28,6 @@ def article_label(number: int, branch: int | None) -> str:
     return f"제{number}조" + (f"의{branch}" if branch else "")
 
 
-def article_sort_key(label: str) -> tuple[int, int]:
-    match = re.match(r"제(\d+)조(?:의(\d+))?", label)
-    return (int(match.group(1)), int(match.group(2) or 0)) if match else (10**6, 0)
-
 
 def clean_line(line: str) -> str:
     """Markdown escapes and bold marks removed; headings keep their text."""

@@ -34,7 +34,8 @@ class StructuralAnswerer:
             header = f"**{result.doc}**" if result.kind == "overview" else f"**{result.doc} {result.outline[0]}**"
             body_lines = list(result.outline[1:] if result.kind == "chapter" else result.outline)
             if len(body_lines) > MAX_OUTLINE_LINES:
-                body_lines = [*body_lines[:MAX_OUTLINE_LINES], f"  … 외 {len(body_lines) - MAX_OUTLINE_LINES}개"]
+                more = messages.OUTLINE_MORE.format(count=len(body_lines) - MAX_OUTLINE_LINES)
+                body_lines = [*body_lines[:MAX_OUTLINE_LINES], more]
             quote = first.text.split("\n", 1)[-1][:160]
             text = "\n".join([header, *body_lines]) + f"\n\n{first.label}: \"{quote}\" [1]\n"
             return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": quote}),))

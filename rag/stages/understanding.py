@@ -21,7 +21,7 @@ from rag.stages.enhancer import EnhancedQuery, OfflineQueryEnhancer, recent_hist
 from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner, QueryPlan, Strategy
 from rag.stages.router import OfflineQueryRouter, RouteDecision
 from rag.stages.structured_output import complete_structured
-from rag.text import collapse_spaces, normalize_text
+from rag.text import collapse_spaces, comparable_text, normalize_text
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,7 @@ class _UnderstandingReply(BaseModel):
         return [collapse_spaces(normalize_text(v)).strip() for v in values if v and v.strip()]
 
 
-def _comparable(text: str) -> str:
-    return "".join(ch for ch in normalize_text(text).lower() if ch.isalnum())
+_comparable = comparable_text
 
 
 class LlmQueryUnderstander:
