@@ -2,43 +2,74 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from rag.errors import RetrievalUnavailable
 from rag.knowledge.store import ChunkStore
 from rag.models import Chunk, Scope
 from rag.retrieval.dense import DenseIndex
 from rag.retrieval.lexical import LexicalIndex
-from rag.retrieval.tokenizer import Tokenizer
+from rag.retrieval.tokenizer import TOKENIZER_VERSION, Tokenizer
 
 log = logging.getLogger(__name__)
 
+# Separates a chunk's body tokens from its title tokens in the stored token list; it names the tokenizer
+# version, so tokens from an older tokenizer are recomputed at load instead of silently mismatching queries.
+TITLE_MARKER = f"§title§v{TOKENIZER_VERSION}"
+_MARKER_PREFIX = "§title§"
+REPEALED = "폐지"
+
 
 def lexical_tokens(tokenizer: Tokenizer, chunks: Sequence[Chunk]) -> list[list[str]]:
-    """Body tokens plus the article title's tokens once more, so a title match outweighs a body mention."""
+    """Stored tokens of each chunk: its text (header included) then, after a marker, its article title."""
     bodies = tokenizer.tokens_many([c.text for c in chunks])
     titles = tokenizer.tokens_many([c.title for c in chunks])
-    return [body + title for body, title in zip(bodies, titles, strict=True)]
+    return [[*body, TITLE_MARKER, *title] for body, title in zip(bodies, titles, strict=True)]
+
+
+def split_stored_tokens(tokens: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """(body, title) tokens, or None when they come from another tokenizer version and must be recomputed."""
+    try:
+        cut = tokens.index(TITLE_MARKER)
+    except ValueError:
+        return None
+    return list(tokens[:cut]), list(tokens[cut + 1:])
 
 
 class IndexedCorpus:
-    """Snapshot of the chunk store with its lexical index; `refresh` reloads when ingest changed the store."""
+    """Snapshot of the chunk store with its lexical index; `refresh` reloads when ingest changed the store.
 
-    def __init__(self, store: ChunkStore, dense: DenseIndex | None, tokenizer: Tokenizer) -> None:
+    The lexical index is saved in `index_dir` (default: `bm25/` beside the store) and reused while the store
+    holds the same chunks. With `mirror_vectors`, the dense vectors are also held here as one matrix aligned with
+    the chunks (1.5 KB a chunk): scoring all of them takes ~2 ms at 38k chunks and honours every filter exactly,
+    where a filtered Chroma query took ~10 ms at 1.9k chunks and ~200 ms at 38k.
+    """
+
+    def __init__(self, store: ChunkStore, dense: DenseIndex | None, tokenizer: Tokenizer, *,
+                 index_dir: Path | None = None, mirror_vectors: bool = True) -> None:
         self.store = store
         self.dense = dense
         self.tokenizer = tokenizer
+        self.index_dir = index_dir if index_dir is not None else store.path.parent / "bm25"
+        self.mirror_vectors = mirror_vectors
+        self.vectors: np.ndarray | None = None  # (chunks, dim), unit rows; zeros where a chunk has no vector
+        self.has_vector: np.ndarray = np.zeros(0, dtype=bool)
         self._lock = threading.Lock()
         self.version = -1
         self.chunks: list[Chunk] = []
         self.position: dict[str, int] = {}
         self.lexical = LexicalIndex([], [])
         self.doc_freq: Counter[str] = Counter()
+        self._columns: dict[str, np.ndarray] = {}
+        self._masks: dict[tuple, np.ndarray] = {}
         self.refresh()
 
     def refresh(self) -> bool:
@@ -47,14 +78,107 @@ class IndexedCorpus:
         if version == self.version:
             return False
         with self._lock:
-            chunks, tokens = self.store.load()
-            self.chunks = chunks
-            self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
-            self.lexical = LexicalIndex([c.chunk_id for c in chunks], tokens)
-            self.doc_freq = Counter(t for toks in tokens for t in set(toks))
+            if version == self.version:
+                return False
+            chunks, stored = self.store.load()
+            self.load_chunks(chunks, stored)
             self.version = version
         log.info("corpus loaded: %d chunks (version %d)", len(chunks), version)
         return True
+
+    def load_chunks(self, chunks: list[Chunk], stored: Sequence[Sequence[str]]) -> None:
+        """Index `chunks` with their stored tokens (recomputed where the tokenizer changed since ingest)."""
+        bodies, titles = self._tokens(chunks, stored)
+        key = self._index_key(chunks)
+        lexical = LexicalIndex.load(self.index_dir, key=key) if self.index_dir else None
+        if lexical is None or lexical.chunk_ids != [c.chunk_id for c in chunks]:
+            lexical = LexicalIndex([c.chunk_id for c in chunks], bodies, titles=titles)
+            if self.index_dir and chunks:
+                try:
+                    lexical.save(self.index_dir, key=key)
+                except OSError as exc:
+                    log.warning("lexical index not saved (%s); it is rebuilt at the next start", exc)
+        self.chunks = chunks
+        self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
+        self.lexical = lexical
+        self.doc_freq = Counter(t for toks in bodies for t in set(toks))
+        self._columns = {
+            "collection": np.array([c.collection for c in chunks], dtype=str),
+            "audience": np.array([c.audience for c in chunks], dtype=str),
+            "deleted": np.array([c.deleted for c in chunks], dtype=bool),
+            "repealed": np.array([c.status == REPEALED for c in chunks], dtype=bool),
+            "effective": np.array([c.effective_date for c in chunks], dtype=str),
+        }
+        self._masks = {}
+        self._load_vectors(chunks)
+
+    def _load_vectors(self, chunks: Sequence[Chunk]) -> None:
+        self.vectors, self.has_vector = None, np.zeros(len(chunks), dtype=bool)
+        if self.dense is None or not self.mirror_vectors or not chunks:
+            return
+        try:
+            stored = self.dense.vectors([c.chunk_id for c in chunks])
+        except RetrievalUnavailable as exc:
+            log.warning("dense vectors not loaded, searching Chroma per query: %s", exc)
+            return
+        if not stored:
+            log.warning("no dense vectors for %d chunks: run `regbot ingest` to embed them", len(chunks))
+            return
+        dim = len(next(iter(stored.values())))
+        matrix = np.zeros((len(chunks), dim), dtype=np.float32)
+        for i, chunk in enumerate(chunks):
+            vector = stored.get(chunk.chunk_id)
+            if vector is not None and len(vector) == dim:
+                matrix[i] = vector
+                self.has_vector[i] = True
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self.vectors = matrix / np.where(norms > 0, norms, 1.0)
+        missing = len(chunks) - int(self.has_vector.sum())
+        if missing:
+            log.warning("%d chunks have no dense vector yet; they are found by lexical search only", missing)
+
+    def dense_search(self, vector: Sequence[float], k: int, mask: np.ndarray) -> list[tuple[int, float]]:
+        """(position, cosine) best first over the mirrored vectors, only where `mask` allows."""
+        if self.vectors is None:
+            return []
+        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        allowed = mask & self.has_vector
+        scores = np.where(allowed, scores, -np.inf)
+        k = min(k, int(allowed.sum()))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(i), float(scores[i])) for i in top]
+
+    def _tokens(self, chunks: Sequence[Chunk], stored: Sequence[Sequence[str]]
+                ) -> tuple[list[list[str]], list[list[str]]]:
+        bodies: list[list[str]] = []
+        titles: list[list[str]] = []
+        stale: list[int] = []
+        for i, tokens in enumerate(stored):
+            split = split_stored_tokens(tokens)
+            if split is None:
+                stale.append(i)
+                bodies.append([])
+                titles.append([])
+            else:
+                bodies.append(split[0])
+                titles.append(split[1])
+        if stale:
+            log.warning("%d chunks were tokenised by an older tokenizer; re-tokenising them now "
+                        "(run `regbot ingest` again to store the new tokens)", len(stale))
+            fresh = lexical_tokens(self.tokenizer, [chunks[i] for i in stale])
+            for i, tokens in zip(stale, fresh, strict=True):
+                bodies[i], titles[i] = split_stored_tokens(tokens) or ([], [])
+        return bodies, titles
+
+    @staticmethod
+    def _index_key(chunks: Sequence[Chunk]) -> str:
+        digest = hashlib.sha1(TITLE_MARKER.encode())
+        for chunk in chunks:
+            digest.update(f"{chunk.chunk_id}:{chunk.content_hash}:{chunk.title}\n".encode())
+        return digest.hexdigest()
 
     def idf(self, token: str) -> float:
         """Inverse document frequency; a token the corpus never uses gets the highest weight."""
@@ -65,16 +189,33 @@ class IndexedCorpus:
         position = self.position.get(chunk_id)
         return self.chunks[position] if position is not None else None
 
-    def mask(self, scope: Scope, *, include_deleted: bool = False, include_repealed: bool = False) -> np.ndarray:
-        """Which chunks a scope may see (collections, audience, 삭제 and 폐지 excluded unless asked)."""
-        allowed = set(scope.collections)
-        return np.array([
-            (not allowed or c.collection in allowed)
-            and (include_deleted or not c.deleted)
-            and (include_repealed or c.status != "폐지")
-            and (not scope.audience or not c.audience or c.audience == scope.audience)
-            for c in self.chunks
-        ], dtype=bool)
+    def mask(self, scope: Scope, *, include_deleted: bool = False, include_repealed: bool = False,
+             effective_on: str = "") -> np.ndarray:
+        """Which chunks a scope may see: its collections and audience; 삭제 and 폐지 excluded unless asked;
+        with `effective_on` (YYYY-MM-DD), only text already in force on that date."""
+        key = (scope.collections, scope.audience, include_deleted, include_repealed, effective_on)
+        cached = self._masks.get(key)
+        if cached is not None and len(cached) == len(self.chunks):
+            return cached
+        columns = self._columns
+        mask = np.ones(len(self.chunks), dtype=bool)
+        if not len(mask):
+            return mask
+        if scope.collections:
+            mask &= np.isin(columns["collection"], list(scope.collections))
+        if not include_deleted:
+            mask &= ~columns["deleted"]
+        if not include_repealed:
+            mask &= ~columns["repealed"]
+        if scope.audience:
+            mask &= (columns["audience"] == "") | (columns["audience"] == scope.audience)
+        if effective_on:
+            dates = columns["effective"]
+            mask &= (dates == "") | (dates <= effective_on)
+        if len(self._masks) > 64:
+            self._masks.clear()
+        self._masks[key] = mask
+        return mask
 
     def documents(self, scope: Scope | None = None) -> list[str]:
         """Document names in corpus order, unique."""

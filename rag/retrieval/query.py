@@ -1,57 +1,222 @@
-"""Offline query analysis: NFC, colloquial-word expansion from an editable table, regulation names mentioned."""
+"""Offline query analysis: NFC, Kiwi tokens (colloquial endings dropped), regulation-term expansion from an
+editable table, audience hints, and earlier turns folded in when a follow-up leans on them."""
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict
 
 from rag.retrieval.tokenizer import Tokenizer
-from rag.text import normalize_text
+from rag.text import collapse_spaces, normalize_text
 
 DEFAULT_SYNONYMS = Path(__file__).resolve().parent.parent / "data" / "synonyms.yaml"
 
+# Weights of the three kinds of query words in lexical scoring: the user's own words count fully; table
+# expansions and words from earlier turns help but must not outrank a real match on the question itself.
+OWN_WEIGHT = 1.0
+EXPANSION_WEIGHT = 0.6
+CONTEXT_WEIGHT = 0.5
 
-def load_synonyms(path: Path = DEFAULT_SYNONYMS) -> dict[str, list[str]]:
+
+def _read_table(path: Path) -> dict:
     with path.open(encoding="utf-8") as handle:
         data = yaml.safe_load(handle) or {}
-    return {str(k): [str(v) for v in (vs if isinstance(vs, list) else [vs])] for k, vs in data.items()}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name}: expected a mapping")
+    return data
+
+
+def load_synonyms(path: Path = DEFAULT_SYNONYMS) -> dict[str, list[str]]:
+    """`word or phrase → regulation terms` from the table's `terms` section (a flat file is read as terms)."""
+    data = _read_table(path)
+    terms = data.get("terms", data) if isinstance(data.get("terms"), dict) else data
+    return {normalize_text(str(k)): [normalize_text(str(v)) for v in (vs if isinstance(vs, list) else [vs])]
+            for k, vs in terms.items() if k not in ("terms", "audiences")}
+
+
+def load_audiences(path: Path = DEFAULT_SYNONYMS) -> dict[str, str]:
+    """`word → audience` hints ("교수인데" → faculty) from the table's `audiences` section."""
+    data = _read_table(path)
+    section = data.get("audiences") or {}
+    return {normalize_text(str(k)): str(v) for k, v in section.items()}
 
 
 class AnalyzedQuery(BaseModel):
-    """A query ready for retrieval: its own tokens and the expansion tokens from the synonym table."""
+    """A query ready for retrieval: its own tokens, the expansion tokens from the synonym table, the tokens of
+    earlier turns it leans on, and who seems to be asking."""
 
     model_config = ConfigDict(frozen=True)
 
     text: str
     tokens: tuple[str, ...]
     expansion: tuple[str, ...] = ()
+    expansion_share: tuple[float, ...] = ()  # per expansion token: 1/√(tokens its table entry adds)
+    context: str = ""  # earlier user turns folded in (already chosen by the caller or the folder)
+    context_tokens: tuple[str, ...] = ()
+    context_expansion: tuple[str, ...] = ()  # table expansions of the earlier turn
+    context_expansion_share: tuple[float, ...] = ()
+    audience: str = ""  # a hint from the words ("교수인데" → faculty), not a filter
 
     @property
     def lexical_tokens(self) -> list[str]:
-        return list(self.tokens) + [t for t in self.expansion if t not in self.tokens]
+        """Every distinct query token, own words first."""
+        return list(self.weighted_tokens())
+
+    def weighted_tokens(self, *, expansion_weight: float = EXPANSION_WEIGHT,
+                        context_weight: float = CONTEXT_WEIGHT) -> dict[str, float]:
+        """Token → weight; a token the question itself uses keeps its full weight."""
+        weights: dict[str, float] = {}
+        for token in self.tokens:
+            weights[token] = OWN_WEIGHT
+        shares = self.expansion_share or (1.0,) * len(self.expansion)
+        for token, share in zip(self.expansion, shares, strict=False):
+            # One colloquial word stands for one idea: its expansion tokens share the weight of one word.
+            weights.setdefault(token, expansion_weight * share)
+        for token in self.context_tokens:
+            weights.setdefault(token, context_weight)
+        shares = self.context_expansion_share or (1.0,) * len(self.context_expansion)
+        for token, share in zip(self.context_expansion, shares, strict=False):
+            weights.setdefault(token, context_weight * expansion_weight * share)
+        return weights
 
     @property
     def dense_text(self) -> str:
-        extra = " ".join(dict.fromkeys(t for t in self.expansion if t not in self.text))
-        return f"{self.text} {extra}".strip()
+        """What the dense model reads: earlier turn, question, then expansion terms neither of them has."""
+        extra = " ".join(dict.fromkeys(t for t in (*self.expansion, *self.context_expansion)
+                                       if t not in self.text and t not in self.context))
+        return collapse_spaces(f"{self.context} {self.text} {extra}")
+
+    @property
+    def all_text(self) -> str:
+        return collapse_spaces(f"{self.context} {self.text}")
 
 
 class QueryAnalyzer:
     """Tokenises a query and adds the regulation terms for colloquial words (야근 → 연장근로)."""
 
-    def __init__(self, tokenizer: Tokenizer, synonyms: dict[str, list[str]] | None = None) -> None:
+    def __init__(self, tokenizer: Tokenizer, synonyms: Mapping[str, Sequence[str]] | None = None, *,
+                 audiences: Mapping[str, str] | None = None) -> None:
         self.tokenizer = tokenizer
-        self.synonyms = synonyms if synonyms is not None else load_synonyms()
-        self._expansion_tokens = {word: tokenizer.tokens(" ".join(terms)) for word, terms in self.synonyms.items()}
+        self.synonyms = dict(synonyms) if synonyms is not None else load_synonyms()
+        self.audiences = dict(audiences) if audiences is not None else (
+            load_audiences() if synonyms is None else {})
+        keys = list(self.synonyms)
+        key_tokens = tokenizer.tokens_many(keys) if keys else []
+        terms = [" ".join(self.synonyms[k]) for k in keys]
+        term_tokens = tokenizer.tokens_many(terms) if terms else []
+        # (compact key, key tokens, expansion tokens) for each entry.
+        self._entries = [(k.replace(" ", ""), frozenset(kt), tuple(tt))
+                         for k, kt, tt in zip(keys, key_tokens, term_tokens, strict=True)]
+        self._cache: dict[tuple[str, str], AnalyzedQuery] = {}
 
-    def analyze(self, text: str) -> AnalyzedQuery:
-        text = normalize_text(text).strip()
+    def analyze(self, text: str, *, context: str = "") -> AnalyzedQuery:
+        text = collapse_spaces(normalize_text(text))
+        context = collapse_spaces(normalize_text(context))
+        key = (text, context)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
         tokens = self.tokenizer.tokens(text)
+        own_context = self.tokenizer.tokens(context) if context else []
+        context_tokens = [t for t in own_context if t not in tokens]
+        expansion = self.expand_weighted(text, tokens)
+        context_expansion = {t: w for t, w in self.expand_weighted(context, own_context).items()
+                             if t not in tokens and t not in expansion and t not in context_tokens} if context else {}
+        analyzed = AnalyzedQuery(
+            text=text, tokens=tuple(dict.fromkeys(tokens)),
+            expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
+            context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
+            context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
+            audience=self.audience(f"{context} {text}"),
+        )
+        if len(self._cache) > 2048:
+            self._cache.clear()
+        self._cache[key] = analyzed
+        return analyzed
+
+    def expand(self, text: str, tokens: Sequence[str]) -> list[str]:
+        """Regulation terms for the colloquial words and phrases in `text`."""
+        return list(self.expand_weighted(text, tokens))
+
+    def expand_weighted(self, text: str, tokens: Sequence[str]) -> dict[str, float]:
+        """Expansion token → its share (1/√n for an entry adding n tokens; the largest share when several
+        entries add the same token)."""
         compact = text.replace(" ", "")
-        expansion: list[str] = []
-        for word, terms in self._expansion_tokens.items():
-            if word in tokens or word in compact:
-                expansion.extend(terms)
-        return AnalyzedQuery(text=text, tokens=tuple(tokens), expansion=tuple(dict.fromkeys(expansion)))
+        present = set(tokens)
+        expansion: dict[str, float] = {}
+        for key, key_tokens, terms in self._entries:
+            if (key_tokens and key_tokens <= present) or (key and key in compact):
+                new = [t for t in dict.fromkeys(terms) if t not in present]
+                share = 1.0 / math.sqrt(len(new)) if new else 0.0
+                for token in new:
+                    expansion[token] = max(expansion.get(token, 0.0), share)
+        return expansion
+
+    def audience(self, text: str) -> str:
+        compact = text.replace(" ", "")
+        for word, audience in self.audiences.items():
+            if word in compact:
+                return audience
+        return ""
+
+
+# Words that point back at the conversation: demonstratives, ellipsis openers, "그럼".
+_LEANING = re.compile(
+    r"(^|\s)(그럼|그러면|그렇다면|그건|그거|그게|그걸|그것|거기|그곳|그때|그런|그렇게|그래서|근데|그런데|그리고|아니면"
+    r"|또|이건|이거|이게|이것|저건|저거|그\s|이\s|이런|저런|이렇게|해당|마찬가지|똑같)"
+)
+# A bare condition ("6년 넘게 근무하면?", "부정한 방법이라면?") continues the previous question.
+_CONDITION_ONLY = re.compile(r"(면|라면|다면|이면|거면|는|은|도)\s*[?？]?\s*$")
+_TOPIC_NOUNS = 2
+
+
+class FoldedQuery(BaseModel):
+    """A follow-up with the earlier turn it leans on (empty when it stands alone)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    context: str = ""
+
+    @property
+    def used_history(self) -> bool:
+        return bool(self.context)
+
+    @property
+    def standalone(self) -> str:
+        """Earlier turn and question as one line (for callers that pass a single string)."""
+        return collapse_spaces(f"{self.context} {self.text}")
+
+
+class ConversationFolder:
+    """Decides whether a question leans on earlier user turns (pronouns, 그럼, ellipsis, few topic words) and,
+    if so, which turns to fold in. Offline; an LLM rewrite can replace it where one is configured."""
+
+    def __init__(self, tokenizer: Tokenizer, *, max_turns: int = 2, max_chars: int = 300) -> None:
+        self.tokenizer = tokenizer
+        self.max_turns = max_turns
+        self.max_chars = max_chars
+
+    def leans_on_history(self, question: str) -> bool:
+        text = normalize_text(question).strip()
+        if _LEANING.search(text):
+            return True
+        if _CONDITION_ONLY.search(text):
+            return True
+        # Ellipsis: a question with few topic nouns ("정해지면 언제부터 적용돼?") borrows its subject.
+        nouns = {t for t in self.tokenizer.tokens(text)
+                 if len(t) > 1 and not t[0].isdigit() and not (t.endswith("다") and len(t) <= 3)}
+        return len(nouns) <= _TOPIC_NOUNS
+
+    def fold(self, question: str, earlier_user_turns: Sequence[str]) -> FoldedQuery:
+        """`earlier_user_turns` oldest first; the most recent ones are folded in when the question leans on them."""
+        question = collapse_spaces(normalize_text(question))
+        turns = [collapse_spaces(normalize_text(t))[: self.max_chars] for t in earlier_user_turns if t.strip()]
+        if not turns or not self.leans_on_history(question):
+            return FoldedQuery(text=question)
+        return FoldedQuery(text=question, context=" ".join(turns[-self.max_turns:]))

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from rag.text import normalize_text
+
+DEFAULT_USER_DICTIONARY = Path(__file__).resolve().parent.parent / "data" / "user_dictionary.txt"
+# Bump when the tokens for the same text change, so stored chunk tokens are recomputed on the next ingest.
+TOKENIZER_VERSION = "2"
 
 # Tags kept as content tokens (Sejong tag set as Kiwi reports it).
 _NOUNS = {"NNG", "NNP", "NR", "SL", "SH", "XR"}
@@ -13,11 +18,16 @@ _STEMS = {"VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"}
 # Light verbs and fillers that carry no topic: 하다/되다/있다/없다/어떻다/같다 …
 STOP_STEMS = frozenset({
     "하", "되", "있", "없", "어떻", "같", "그렇", "이렇", "저렇", "않", "주", "받", "알", "보", "싶",
-    "모르", "지나", "알려주", "말하", "궁금하", "가능하", "괜찮", "맞",
+    "모르", "지나", "알려주", "말하", "궁금하", "가능하", "괜찮", "맞", "아니", "그러", "이러", "저러", "나오",
+    "생기", "들", "쓰", "해주", "드리", "여쭈", "묻", "듣", "가", "오", "오르", "말", "대",
 })
 # Question words and fillers: they say what is asked, not what it is about.
-STOP_NOUNS = frozenset({"것", "수", "등", "때", "경우", "이", "그", "저", "뭐", "무엇", "어디", "언제", "누구", "얼마",
-                        "좀", "며칠", "몇", "얼마나", "정도", "거", "건", "게", "혹시", "진짜", "정말"})
+STOP_NOUNS = frozenset({
+    "것", "수", "등", "때", "경우", "이", "그", "저", "뭐", "무엇", "어디", "언제", "누구", "얼마",
+    "좀", "며칠", "몇", "얼마나", "정도", "거", "건", "게", "혹시", "진짜", "정말", "부분", "관련", "내용",
+    "질문", "문의", "답변", "우리", "저희", "제", "나", "너", "당신", "요즘", "이번", "지금", "그냥", "원래",
+    "어떻게", "왜", "무슨", "어느", "뭔가", "사람", "쪽", "데", "중", "번", "개", "가지", "대해", "대한",
+})
 
 
 class Tokenizer(Protocol):
@@ -26,21 +36,47 @@ class Tokenizer(Protocol):
     def tokens_many(self, texts: Sequence[str]) -> list[list[str]]: ...
 
 
+def load_user_dictionary(path: Path = DEFAULT_USER_DICTIONARY) -> list[tuple[str, str]]:
+    """(word, tag) pairs from an editable file: one word a line, optionally `word<TAB or space>TAG`, # comments."""
+    entries: list[tuple[str, str]] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        word = normalize_text(parts[0])
+        tag = parts[1] if len(parts) > 1 else "NNG"
+        entries.append((word, tag))
+    return entries
+
+
 class KiwiTokenizer:
     """Turns Korean text into BM25 tokens.
 
     Compound nouns are kept whole and split: 연차유급휴가 → 연차, 유급, 휴가, 연차유급휴가 — so both a
-    user's "연차" and a title's "연차유급휴가" match. Numbers keep their unit (15일, 8시간).
+    user's "연차" and a title's "연차유급휴가" match. Numbers keep their unit (15일, 8시간). Words of the
+    user dictionary (regulation terms and workplace slang Kiwi mis-splits: 육휴, 투잡) are always one morpheme,
+    and still yield their parts.
     """
 
-    def __init__(self, kiwi: object | None = None, *, user_words: Sequence[str] = ()) -> None:
+    def __init__(self, kiwi: object | None = None, *,
+                 user_words: Sequence[str] | Sequence[tuple[str, str]] | None = None) -> None:
         if kiwi is None:
             from kiwipiepy import Kiwi
 
             kiwi = Kiwi()
         self.kiwi = kiwi
-        for word in user_words:
-            self.kiwi.add_user_word(word, "NNG")  # type: ignore[attr-defined]
+        entries = load_user_dictionary() if user_words is None else [
+            (w, "NNG") if isinstance(w, str) else (w[0], w[1]) for w in user_words]
+        self._add_user_words(entries)
+
+    def _add_user_words(self, entries: Sequence[tuple[str, str]]) -> None:
+        # Parts are read before any word is added, so 연차유급휴가 still splits into 연차/유급/휴가.
+        words = [normalize_text(w) for w, _ in entries]
+        analysed = self.kiwi.tokenize(words) if words else []  # type: ignore[attr-defined]
+        for (word, tag), morphs in zip(entries, analysed, strict=True):
+            parts = [m.form for m in morphs if m.tag in ("NNG", "NNP") and m.form != word and len(m.form) > 1]
+            self.kiwi.add_user_word(normalize_text(word), tag, 0.0, user_value=parts)  # type: ignore[attr-defined]
 
     def tokens(self, text: str) -> list[str]:
         return self._select(self.kiwi.tokenize(normalize_text(text)))  # type: ignore[attr-defined]
@@ -71,6 +107,9 @@ class KiwiTokenizer:
                 compound_end = morph.start + morph.len
                 if form not in STOP_NOUNS:
                     out.append(form)
+                    parts = getattr(morph, "user_value", None)
+                    if isinstance(parts, list):
+                        out.extend(parts)
             else:
                 flush()
                 compound_end = -1

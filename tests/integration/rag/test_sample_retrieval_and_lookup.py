@@ -97,3 +97,27 @@ async def test_followup_uses_the_conversation(sample_components):
     answer, _ = await collect(sample_components.pipeline, "그럼 3년 넘게 일하면?", history=history)
     assert "취업규칙 제20조 제3항" in [c.label for c in answer.citations]
     assert "25일" in answer.text
+
+
+def test_follow_up_searched_with_its_earlier_turn_finds_the_leave_article(sample_components):
+    hits = sample_components.retriever.search_sync("그럼 3년 넘게 일하면?", k=3, context="연차휴가는 며칠이야?")
+    assert labels(hits)[0] == "취업규칙 제20조"
+
+
+def test_top_hits_are_distinct_articles(sample_components):
+    found = labels(sample_components.retriever.search_sync("휴가", k=5))
+    assert len(found) == len(set(found))
+
+
+def test_neighbour_expansion_adds_the_article_a_hit_cites(sample_components):
+    from rag.models import Hit
+    from rag.retrieval.neighbours import NeighbourExpander
+
+    corpus = sample_components.corpus
+    leave_pay = next(c for c in corpus.chunks if c.doc == "취업규칙" and c.article == "제31조")
+    expanded = NeighbourExpander(corpus).expand([Hit(chunk=leave_pay, score=1.0)])
+    assert labels(expanded) == ["취업규칙 제31조", "취업규칙 제30조"]
+
+
+def test_retriever_names_the_domain_of_a_question(sample_components):
+    assert sample_components.retriever.classify("야근하면 수당 더 받아?").domains == ("labor",)

@@ -24,3 +24,26 @@ def test_tokenizer_normalises_nfd_hangul(kiwi_tokenizer):
     import unicodedata
 
     assert kiwi_tokenizer.tokens(unicodedata.normalize("NFD", "퇴직금 지급")) == kiwi_tokenizer.tokens("퇴직금 지급")
+
+
+def test_user_dictionary_keeps_slang_whole(kiwi_tokenizer):
+    assert "육휴" in kiwi_tokenizer.tokens("육휴 쓰면 월급 나와?")
+    assert "이의신청" in kiwi_tokenizer.tokens("이의신청은 언제까지 해?")
+
+
+def test_user_dictionary_terms_still_yield_their_parts(kiwi_tokenizer):
+    tokens = kiwi_tokenizer.tokens("주민번호 수집")
+    assert {"주민번호", "주민", "번호"} <= set(tokens)
+
+
+def test_short_user_words_do_not_swallow_other_words(kiwi_tokenizer):
+    assert "연가" not in kiwi_tokenizer.tokens("연간 60일의 범위에서")
+
+
+def test_explicit_user_words_replace_the_shipped_dictionary():
+    from kiwipiepy import Kiwi
+
+    from rag.retrieval.tokenizer import KiwiTokenizer
+
+    tokenizer = KiwiTokenizer(Kiwi(), user_words=[("한빛테크", "NNP")])
+    assert "한빛테크" in tokenizer.tokens("한빛테크 취업규칙")

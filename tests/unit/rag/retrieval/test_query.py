@@ -1,0 +1,85 @@
+import unicodedata
+
+import pytest
+
+from rag.retrieval.query import ConversationFolder, QueryAnalyzer, load_audiences, load_synonyms
+
+
+@pytest.fixture(scope="module")
+def analyzer(kiwi_tokenizer):
+    return QueryAnalyzer(kiwi_tokenizer)
+
+
+def test_colloquial_word_brings_the_regulation_term(analyzer):
+    analyzed = analyzer.analyze("야근하면 돈 더 줘?")
+    assert "연장근로" in analyzed.expansion
+    assert "야근" in analyzed.tokens
+
+
+def test_phrase_key_matches_words_spread_over_the_question(analyzer):
+    analyzed = analyzer.analyze("공장이 한 달 동안 문을 닫는대")
+    assert "휴업" in analyzed.expansion
+
+
+def test_conjugated_slang_matches_by_its_stem_in_the_raw_text(analyzer):
+    assert "해고" in analyzer.analyze("어제 회사에서 짤렸어").expansion
+
+
+def test_expansion_never_outweighs_the_users_own_words(analyzer):
+    weights = analyzer.analyze("야근하면 돈 더 줘?").weighted_tokens()
+    assert weights["야근"] == 1.0
+    assert max(weights[t] for t in analyzer.analyze("야근하면 돈 더 줘?").expansion) < 1.0
+
+
+def test_an_entry_with_many_terms_shares_one_words_weight(kiwi_tokenizer):
+    analyzer = QueryAnalyzer(kiwi_tokenizer, {"월차": ["연차"], "야근": ["연장근로", "야간근로"]})
+    one = analyzer.analyze("월차").weighted_tokens(expansion_weight=0.6)
+    many = analyzer.analyze("야근").weighted_tokens(expansion_weight=0.6)
+    assert one["연차"] == pytest.approx(0.6)
+    assert many["야간근로"] < one["연차"]
+
+
+def test_audience_hint_from_who_is_asking(analyzer):
+    assert analyzer.analyze("교수인데 외부 강의 나가도 돼?").audience == "faculty"
+    assert analyzer.analyze("공무원인데 투잡 돼?").audience == "civil_servant"
+    assert analyzer.analyze("연차 며칠이야?").audience == ""
+
+
+def test_earlier_turn_counts_less_than_the_question(analyzer):
+    analyzed = analyzer.analyze("그럼 3년 넘게 일하면?", context="연차휴가는 며칠이야?")
+    weights = analyzed.weighted_tokens()
+    assert weights["연차휴가"] < 1.0
+    assert "연차휴가" in analyzed.dense_text and "3년" in analyzed.dense_text
+
+
+def test_nfd_question_is_analysed_like_nfc(analyzer):
+    nfd = unicodedata.normalize("NFD", "퇴직금 언제 줘?")
+    assert analyzer.analyze(nfd).tokens == analyzer.analyze("퇴직금 언제 줘?").tokens
+
+
+def test_shipped_tables_load():
+    assert load_synonyms()["퇴직금"] == ["퇴직급여", "퇴직금"]
+    assert load_audiences()["교수"] == "faculty"
+
+
+@pytest.mark.parametrize("question", [
+    "그럼 3년 넘게 일하면?", "그거 언제까지 신청해야 돼?", "6년 넘게 근무하면?", "박사과정도 똑같아?",
+    "정해지면 언제부터 적용돼?",
+])
+def test_follow_up_that_leans_on_history_is_folded(kiwi_tokenizer, question):
+    folded = ConversationFolder(kiwi_tokenizer).fold(question, ["연차휴가는 며칠이야?"])
+    assert folded.used_history
+    assert folded.context == "연차휴가는 며칠이야?"
+    assert folded.standalone.startswith("연차휴가는 며칠이야?")
+
+
+def test_self_contained_question_is_not_folded(kiwi_tokenizer):
+    folded = ConversationFolder(kiwi_tokenizer).fold("육아휴직 급여는 회사가 주는 거야 고용센터가 주는 거야?",
+                                                     ["연차휴가는 며칠이야?"])
+    assert not folded.used_history
+    assert folded.standalone == "육아휴직 급여는 회사가 주는 거야 고용센터가 주는 거야?"
+
+
+def test_folding_keeps_only_the_latest_turns(kiwi_tokenizer):
+    folded = ConversationFolder(kiwi_tokenizer, max_turns=1).fold("그럼 그건?", ["첫 질문", "둘째 질문"])
+    assert folded.context == "둘째 질문"

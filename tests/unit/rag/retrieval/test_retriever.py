@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import pytest
+from retrieval_samples import index_chunks, make_chunk
+
+from rag.errors import RetrievalUnavailable
+from rag.models import Scope
+from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.retriever import HybridRetriever, RetrievalConfig, distinct_articles_first
+
+
+def labels(hits):
+    return [f"{h.chunk.doc} {h.chunk.article}" for h in hits]
+
+
+@pytest.fixture
+def retriever(rules_corpus, kiwi_tokenizer):
+    return HybridRetriever(rules_corpus, QueryAnalyzer(kiwi_tokenizer))
+
+
+def test_colloquial_overtime_question_finds_the_overtime_pay_article(retriever):
+    assert labels(retriever.search_sync("야근하면 돈 더 줘?", k=3))[0] == "근로기준법 제56조"
+
+
+def test_closed_factory_question_finds_shutdown_allowance(retriever):
+    assert labels(retriever.search_sync("회사 사정으로 공장이 문을 닫으면 월급은?", k=3))[0] == "근로기준법 제46조"
+
+
+def test_civil_servant_question_stays_in_civil_service_rules(retriever):
+    found = labels(retriever.search_sync("공무원인데 주말에 쇼핑몰 해서 돈 벌어도 돼?", k=3))
+    assert found[0] == "국가공무원 복무규정 제25조"
+
+
+def test_follow_up_finds_its_subject_through_the_earlier_turn(retriever):
+    without = labels(retriever.search_sync("6년 넘게 일하면?", k=3))
+    with_context = labels(retriever.search_sync("6년 넘게 일하면?", k=3, context="공무원 연가는 며칠이야?"))
+    assert with_context[0] == "국가공무원 복무규정 제15조"
+    assert without != with_context
+
+
+def test_a_long_articles_parts_do_not_crowd_out_other_articles(retriever):
+    found = labels(retriever.search_sync("연차 휴가 근로자", k=4))
+    assert len(set(found[:3])) == 3
+    assert found[0] == "근로기준법 제60조"
+
+
+def test_named_regulation_is_preferred(retriever):
+    found = labels(retriever.search_sync("근로기준법 시행령 휴업수당", k=2))
+    assert found[0] == "근로기준법 시행령 제26조"
+
+
+def test_repealed_and_deleted_text_is_not_retrieved_unless_asked(tmp_path, kiwi_tokenizer):
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [
+        make_chunk("옛 여비 규정", "제3조", "출장비", "출장비는 실비로 지급한다.", status="폐지"),
+        make_chunk("여비 규정", "제3조", "출장비", "출장비는 정액으로 지급한다."),
+        make_chunk("여비 규정", "제4조", "", "삭제", deleted=True),
+    ])
+    retriever = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer))
+    assert labels(retriever.search_sync("출장비 지급", k=5)) == ["여비 규정 제3조"]
+    assert "옛 여비 규정 제3조" in labels(retriever.search_sync("폐지된 출장비 규정", k=5))
+
+
+def test_identical_text_is_returned_once(tmp_path, kiwi_tokenizer):
+    same = "출장비는 실비로 지급한다."
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [
+        make_chunk("여비 규정", "제3조", "출장비", same, collection="a"),
+        make_chunk("여비 규정", "제3조", "출장비", same, collection="b"),
+    ])
+    hits = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer)).search_sync("출장비", k=5)
+    assert len(hits) == 1
+
+
+def test_scope_limits_collections_and_audience(tmp_path, kiwi_tokenizer):
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [
+        make_chunk("교원 복무", "제1조", "겸직",
+                   "교원은 허가를 받아 겸직할 수 있다.", collection="faculty", audience="faculty"),
+        make_chunk("직원 복무", "제1조", "겸직",
+                   "직원은 허가를 받아 겸직할 수 있다.", collection="staff", audience="staff"),
+    ])
+    retriever = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer))
+    assert labels(retriever.search_sync("겸직", k=5, scope=Scope(collections=("staff",)))) == ["직원 복무 제1조"]
+    assert labels(retriever.search_sync("겸직", k=5, scope=Scope(audience="faculty"))) == ["교원 복무 제1조"]
+
+
+def test_effective_date_filter_hides_text_not_yet_in_force(tmp_path, kiwi_tokenizer):
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [
+        make_chunk("여비 규정", "제3조", "출장비",
+                   "출장비는 정액으로 지급한다.", effective_date="2030-01-01"),
+        make_chunk("출장 지침", "제2조", "출장비",
+                   "출장비는 실비로 지급한다.", effective_date="2024-01-01"),
+    ])
+    retriever = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer),
+                                config=RetrievalConfig(effective_on="2026-01-01"))
+    assert labels(retriever.search_sync("출장비", k=5)) == ["출장 지침 제2조"]
+
+
+def test_hard_domain_mode_drops_other_domains(retriever, rules_corpus, kiwi_tokenizer):
+    hard = HybridRetriever(rules_corpus, QueryAnalyzer(kiwi_tokenizer), config=RetrievalConfig(domain_mode="hard"))
+    found = labels(hard.search_sync("공무원 휴가 일수", k=10))
+    assert found and all(label.startswith("국가공무원") for label in found)
+
+
+def test_empty_index_says_to_ingest(tmp_path, kiwi_tokenizer):
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [])
+    with pytest.raises(RetrievalUnavailable, match="ingest"):
+        HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer)).search_sync("연차")
+
+
+async def test_search_many_runs_each_planned_query(retriever):
+    per_query = await retriever.search_many(["야근 수당", "공무원 연가 일수"], k=1)
+    assert [labels(h) for h in per_query] == [["근로기준법 제56조"], ["국가공무원 복무규정 제15조"]]
+
+
+def test_classify_names_the_domain(retriever):
+    assert retriever.classify("공무원인데 겸직 돼?").domains == ("civil_service",)
+    assert retriever.classify("근로기준법 제56조 가산임금").domains == ("labor",)
+
+
+def test_distinct_articles_first_keeps_order_and_moves_second_parts_back():
+    first = make_chunk("규정", "제1조", "가", "하나", part=0)
+    second = make_chunk("규정", "제1조", "가", "둘", part=1)
+    other = make_chunk("규정", "제2조", "나", "셋")
+    from rag.models import Hit
+
+    hits = [Hit(chunk=c, score=s) for c, s in ((first, 3.0), (second, 2.0), (other, 1.0))]
+    assert [h.chunk.chunk_id for h in distinct_articles_first(hits)] == [first.chunk_id, other.chunk_id,
+                                                                         second.chunk_id]
