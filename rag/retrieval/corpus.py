@@ -98,44 +98,46 @@ class IndexedCorpus:
                     lexical.save(self.index_dir, key=key)
                 except OSError as exc:
                     log.warning("lexical index not saved (%s); it is rebuilt at the next start", exc)
-        self.chunks = chunks
-        self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
-        self.lexical = lexical
-        self.doc_freq = Counter(t for toks in bodies for t in set(toks))
-        self._columns = {
+        columns = {
             "collection": np.array([c.collection for c in chunks], dtype=str),
             "audience": np.array([c.audience for c in chunks], dtype=str),
             "deleted": np.array([c.deleted for c in chunks], dtype=bool),
             "repealed": np.array([c.status == REPEALED for c in chunks], dtype=bool),
             "effective": np.array([c.effective_date for c in chunks], dtype=str),
         }
-        self._masks = {}
-        self._load_vectors(chunks)
+        doc_freq = Counter(t for toks in bodies for t in set(toks))
+        vectors, has_vector = self._load_vectors(chunks)
+        # Everything is built before anything is swapped: a search running meanwhile sees the old snapshot
+        # (or, for an instant, a mix of two — both consistent in length, since the chunks go last).
+        self.lexical, self.doc_freq, self._columns, self._masks = lexical, doc_freq, columns, {}
+        self.vectors, self.has_vector = vectors, has_vector
+        self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
+        self.chunks = chunks
 
-    def _load_vectors(self, chunks: Sequence[Chunk]) -> None:
-        self.vectors, self.has_vector = None, np.zeros(len(chunks), dtype=bool)
+    def _load_vectors(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray | None, np.ndarray]:
+        has_vector = np.zeros(len(chunks), dtype=bool)
         if self.dense is None or not self.mirror_vectors or not chunks:
-            return
+            return None, has_vector
         try:
             stored = self.dense.vectors([c.chunk_id for c in chunks])
         except RetrievalUnavailable as exc:
             log.warning("dense vectors not loaded, searching Chroma per query: %s", exc)
-            return
+            return None, has_vector
         if not stored:
             log.warning("no dense vectors for %d chunks: run `regbot ingest` to embed them", len(chunks))
-            return
+            return None, has_vector
         dim = len(next(iter(stored.values())))
         matrix = np.zeros((len(chunks), dim), dtype=np.float32)
         for i, chunk in enumerate(chunks):
             vector = stored.get(chunk.chunk_id)
             if vector is not None and len(vector) == dim:
                 matrix[i] = vector
-                self.has_vector[i] = True
+                has_vector[i] = True
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self.vectors = matrix / np.where(norms > 0, norms, 1.0)
-        missing = len(chunks) - int(self.has_vector.sum())
+        missing = len(chunks) - int(has_vector.sum())
         if missing:
             log.warning("%d chunks have no dense vector yet; they are found by lexical search only", missing)
+        return matrix / np.where(norms > 0, norms, 1.0), has_vector
 
     def dense_search(self, vector: Sequence[float], k: int, mask: np.ndarray) -> list[tuple[int, float]]:
         """(position, cosine) best first over the mirrored vectors, only where `mask` allows."""

@@ -121,3 +121,15 @@ def test_neighbour_expansion_adds_the_article_a_hit_cites(sample_components):
 
 def test_retriever_names_the_domain_of_a_question(sample_components):
     assert sample_components.retriever.classify("야근하면 수당 더 받아?").domains == ("labor",)
+
+
+def test_mirrored_vectors_rank_like_chroma(sample_components):
+    from rag.models import Scope
+
+    corpus = sample_components.corpus
+    assert corpus.vectors is not None and corpus.has_vector.all()
+    query = "출장 가면 숙박비는 얼마까지 나와?"
+    vector = corpus.dense.embed_query(query)
+    mirrored = [corpus.chunks[i].chunk_id for i, _ in corpus.dense_search(vector, 3, corpus.mask(Scope()))]
+    from_chroma = [cid for cid, _ in corpus.dense.search(query, 10) if not corpus.get(cid).deleted][:3]
+    assert mirrored == from_chroma
