@@ -76,6 +76,9 @@ class RetrievalConfig(BaseModel):
     # One part per article in the ranking (its other parts follow the distinct articles): a long article's
     # three parts would otherwise fill the slots of a question's second topic. NeighbourExpander adds them back.
     one_part_per_article: bool = True
+    # Budget: when a question spans several domains, each keeps at least this many of the k hits (its best
+    # candidates are moved up from below the cut), so "공무원 연가랑 근로자 연차" gets both regulations.
+    min_hits_per_domain: int = 1
     include_repealed: bool = False
     effective_on: str = ""  # YYYY-MM-DD: only text in force on that date
 
@@ -168,7 +171,35 @@ class HybridRetriever:
             head = self.reranker.rerank(analyzed, head)
         if config.one_part_per_article:
             head = distinct_articles_first(head)
+        if len(decision.domains) > 1 and config.min_hits_per_domain > 0:
+            head = self._domain_budget(head, k, decision.domains)
         return head[:k]
+
+    def _domain_budget(self, hits: list[Hit], k: int, domains: Sequence[str]) -> list[Hit]:
+        """Move each under-represented domain's best hits into the last slots of the top k."""
+        def domain_of(hit: Hit) -> str:
+            position = self.corpus.position.get(hit.chunk.chunk_id)
+            return self._chunk_domains[position] if position is not None else ""
+
+        head, tail = list(hits[:k]), list(hits[k:])
+        for domain in domains:
+            have = sum(1 for h in head if domain_of(h) == domain)
+            for _ in range(self.config.min_hits_per_domain - have):
+                candidate = next((h for h in tail if domain_of(h) == domain), None)
+                if candidate is None:
+                    break
+                # The lowest-ranked hit of a domain with more than its share makes room.
+                counts = {d: sum(1 for h in head if domain_of(h) == d) for d in domains}
+                victim = next((h for h in reversed(head)
+                               if counts.get(domain_of(h), 0) > self.config.min_hits_per_domain
+                               or domain_of(h) not in domains), None)
+                if victim is None:
+                    break
+                head.remove(victim)
+                tail.remove(candidate)
+                head.append(candidate)
+                tail.insert(0, victim)
+        return head + tail
 
     def _lexical(self, analyzed: AnalyzedQuery, mask: np.ndarray) -> list[tuple[str, float]]:
         weights = analyzed.weighted_tokens(expansion_weight=self.config.expansion_weight,

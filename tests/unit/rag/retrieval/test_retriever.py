@@ -125,3 +125,12 @@ def test_distinct_articles_first_keeps_order_and_moves_second_parts_back():
     hits = [Hit(chunk=c, score=s) for c, s in ((first, 3.0), (second, 2.0), (other, 1.0))]
     assert [h.chunk.chunk_id for h in distinct_articles_first(hits)] == [first.chunk_id, other.chunk_id,
                                                                          second.chunk_id]
+
+
+def test_a_question_spanning_two_domains_keeps_a_slot_for_each(rules_corpus, kiwi_tokenizer):
+    question = "회사 근로자 휴업수당 평균임금이랑 공무원 겸직"
+    budget = HybridRetriever(rules_corpus, QueryAnalyzer(kiwi_tokenizer))
+    no_budget = HybridRetriever(rules_corpus, QueryAnalyzer(kiwi_tokenizer),
+                                config=RetrievalConfig(min_hits_per_domain=0))
+    assert labels(no_budget.search_sync(question, k=2)) == ["근로기준법 제46조", "근로기준법 시행령 제26조"]
+    assert labels(budget.search_sync(question, k=2)) == ["근로기준법 제46조", "국가공무원 복무규정 제26조"]
