@@ -265,8 +265,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # bm25s attaches its own DEBUG handler; keep index builds out of the answer.
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     settings = Settings()
     try:
         return args.func(args, settings)

@@ -12,9 +12,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import bm25s
 import numpy as np
 
-# bm25s logs every index build at DEBUG through its own handler.
+# bm25s sets its logger to DEBUG with its own handler when imported: quiet it once, right after the import.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,6 @@ class _Field:
     """One BM25 field over all chunks."""
 
     def __init__(self, tokens: Sequence[Sequence[str]] | None, *, k1: float, b: float, retriever=None) -> None:
-        import bm25s
-
         if retriever is not None:
             self.retriever = retriever
             return
@@ -113,8 +112,6 @@ class LexicalIndex:
     @classmethod
     def load(cls, directory: Path, *, key: str) -> LexicalIndex | None:
         """The saved index when it was built from `key`, else None."""
-        import bm25s
-
         meta_path = directory / "meta.json"
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
