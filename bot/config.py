@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", alias="REGBOT_HOST")
     port: int = Field(3978, alias="REGBOT_PORT")
     playground: bool = Field(False, alias="REGBOT_PLAYGROUND")
+    # Host names the playground answers under (Host and Origin are checked: DNS rebinding); comma-separated.
+    public_hosts: str = Field("localhost,127.0.0.1,::1", alias="REGBOT_PUBLIC_HOSTS")
+    # Larger request bodies get 413 before they are read (Slack and Teams payloads are a few KB).
+    max_body_bytes: int = Field(1024**2, alias="REGBOT_MAX_BODY_BYTES", gt=0)
     log_content: bool = Field(False, alias="REGBOT_LOG_CONTENT")
     scopes_file: Path | None = Field(None, alias="REGBOT_SCOPES_FILE")
     max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS")

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from bot.app import Components, build_components
 from bot.config import Settings
+from bot.http_guard import RequestGuard
 from bot.lifecycle import GracefulShutdown
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
@@ -136,7 +137,9 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
 
 def create_app(runtime: Runtime) -> web.Application:
     """The web application over a built runtime."""
-    app = web.Application(client_max_size=2 * 1024**2)
+    limit = runtime.settings.max_body_bytes
+    app = web.Application(client_max_size=limit)  # a chunked body is cut off here; RequestGuard checks the length
+    RequestGuard(max_body_bytes=limit).install(app)
     app[RUNTIME] = runtime
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
