@@ -46,10 +46,11 @@ from adapters.slack.inbound import BotIdentity, SlackQuestion, is_person_message
 from adapters.slack.payloads import FEEDBACK_DOWN_ACTION, FEEDBACK_UP_ACTION, FOLLOWUP_ACTION, SHARE_ACTION
 from adapters.slack.records import RecentAnswers
 from adapters.slack.responder import CommandResponder, Respond, ThreadResponder
-from adapters.slack.sanitize import mentions_user, sanitize_untrusted
+from adapters.slack.sanitize import mentions_user
 from adapters.slack.signature import SlackSignature
 from adapters.slack.status import Sleep
 from adapters.slack.streaming import AnswerStreamerFactory, StreamMode
+from adapters.text import sanitize_untrusted
 from rag import messages
 from rag.errors import ConfigError
 

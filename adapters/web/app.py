@@ -6,7 +6,8 @@
 Routes (all read-only; questions go through `TurnService.answer`, which applies the rate limits):
     GET  /                              the page (labels from `labels.py`, no build step, no framework)
     POST /api/playground/ask            JSON {question, conversation_id, user_id} → text/event-stream,
-                                        one `event: <kind>` frame per AnswerEvent; `X-Regbot-Turn` names the turn
+                                        one `event: <kind>` frame per AnswerEvent (delta text regrouped where a
+                                        link could span two); `X-Regbot-Turn` names the turn
     POST /api/playground/feedback       JSON {conversation_id, user_id, turn_id, rating} → 👍/👎 recorded
     GET  /api/playground/article        ?doc=..&article=.. → the cited article's text (404 when unknown)
     GET  /api/playground/history        ?conversation_id=.. → the tab's stored conversation (after a reload)
@@ -27,6 +28,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.text import StreamSanitizer, neutralize_untrusted
 from adapters.web.article import article_view
 from adapters.web.events import SSE_CONTENT_TYPE, encode_event
 from adapters.web.inbound import (
@@ -40,7 +42,7 @@ from adapters.web.inbound import (
 from adapters.web.page import STATIC_FILES, STATIC_PREFIX, page_config, render_page, static_text
 from adapters.web.records import AnsweredTurn, AnsweredTurns
 from rag import messages
-from rag.models import AnswerEventKind, Chunk, Scope, Turn
+from rag.models import AnswerEvent, AnswerEventKind, Chunk, Scope, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -154,9 +156,23 @@ class WebPlaygroundAdapter:
         return response
 
     async def _stream(self, turn: Turn, response: web.StreamResponse) -> None:
+        # The page sets text with textContent (no markup to escape); tokens, script links and broadcasts are
+        # neutralised by the rules Slack and Teams follow.
+        sanitizer = StreamSanitizer(neutralize_untrusted)
         async with contextlib.aclosing(self._service.answer(turn)) as events:
             async for event in events:
+                if event.kind == AnswerEventKind.DELTA:
+                    event = event.model_copy(update={"text": sanitizer.feed(event.text)})
+                    if not event.text:
+                        continue
+                else:
+                    tail = sanitizer.flush()
+                    if tail:
+                        await response.write(encode_event(AnswerEvent.delta(tail)))
                 if event.kind == AnswerEventKind.DONE and event.answer is not None:
+                    event = AnswerEvent.done(
+                        event.answer.model_copy(update={"text": neutralize_untrusted(event.answer.text)})
+                    )
                     # Remembered before the page can show the 👍/👎 buttons of this answer.
                     self._answered.remember(turn.turn_id, AnsweredTurn(
                         conversation_key=turn.conversation_key, question=turn.text,
@@ -211,7 +227,8 @@ class WebPlaygroundAdapter:
         except ValidationError:
             return _error(400, "conversation_id must be 8-64 letters, digits, '-' or '_'")
         stored = await self._service.history(conversation_key(wanted.conversation_id))
-        return web.json_response({"messages": [m.model_dump(mode="json") for m in stored]})
+        shown = [m.model_copy(update={"content": neutralize_untrusted(m.content)}) for m in stored]
+        return web.json_response({"messages": [m.model_dump(mode="json") for m in shown]})
 
 
 class _HistoryRequest(BaseModel):
