@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
 
+    @property
+    def public_host_names(self) -> tuple[str, ...]:
+        """REGBOT_PUBLIC_HOSTS as a list of host names."""
+        return tuple(name.strip() for name in self.public_hosts.split(",") if name.strip())
+
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:
         if self.llm is None:

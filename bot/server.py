@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import sys
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -130,7 +132,8 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             result = lookup.lookup(reference, scope)  # the playground's scope, as for its answers
             return result.chunks if result.kind in ("article", "annex", "addenda") else ()
 
-        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks)
+        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks,
+                                          public_hosts=settings.public_host_names)
         playground.attach(app)
         runtime.adapters.append(playground)
 
@@ -161,7 +164,35 @@ def create_app(runtime: Runtime) -> web.Application:
     return app
 
 
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
+
+
+def exposure_problem(settings: Settings) -> str | None:
+    """Why these settings must not be served, or None: anonymous Teams reachable from other machines.
+
+    Anonymous Teams accepts unauthenticated activities and posts replies to whatever `serviceUrl` they name.
+    """
+    if settings.teams_allow_anonymous and not settings.microsoft_app_id and not _is_loopback(settings.host):
+        return (
+            f"TEAMS_ALLOW_ANONYMOUS=true (no MICROSOFT_APP_ID) is for local testing, but REGBOT_HOST={settings.host!r} "
+            "is not a loopback address. Bind to 127.0.0.1 (REGBOT_HOST), or register the bot and set "
+            "MICROSOFT_APP_ID, MICROSOFT_APP_PASSWORD and MICROSOFT_APP_TENANT_ID."
+        )
+    return None
+
+
 def serve(settings: Settings) -> int:
+    """Run the server until stopped; 2 (with one line on stderr) when the settings would expose it."""
+    problem = exposure_problem(settings)
+    if problem:
+        print(f"regbot serve: {problem}", file=sys.stderr)
+        return 2
     metrics = Metrics()
     store = build_store(settings, metrics)
     # The answer cache lives in the state store, so replicas share it through Redis.

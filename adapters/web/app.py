@@ -3,6 +3,10 @@
     adapter = WebPlaygroundAdapter(service, lookup_article=article_chunks)
     adapter.attach(app)          # GET /, the page's static files and /api/playground/*
 
+Every route answers only under the host names the playground is published as (`public_hosts`, loopback names
+by default): both `Host` and, when a browser sends it, `Origin` must name one, or the answer is 403. A page on
+an attacker's domain that resolves to this server (DNS rebinding) therefore gets nothing.
+
 Routes (all read-only; questions go through `TurnService.answer`, which applies the rate limits):
     GET  /                              the page (labels from `labels.py`, no build step, no framework)
     POST /api/playground/ask            JSON {question, conversation_id, user_id} → text/event-stream,
@@ -19,7 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
 from uuid import uuid4
@@ -55,6 +59,8 @@ TURN_HEADER = "X-Regbot-Turn"
 # The article text for a reference (`취업규칙 제20조`) within a scope; empty when it names no article.
 ArticleLookup = Callable[[str, Scope], Sequence[Chunk]]
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
 # Scripts, styles and requests only from this server; the page is never framed.
 _SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -82,6 +88,7 @@ class WebPlaygroundAdapter:
         lookup_article: the structural lookup for a citation's article; without it the side panel shows only
             the quoted text.
         remembered_answers: how many answers are kept per process for feedback to name.
+        public_hosts: host names (no port) the page is served under (`REGBOT_PUBLIC_HOSTS`).
     """
 
     def __init__(
@@ -90,7 +97,11 @@ class WebPlaygroundAdapter:
         *,
         lookup_article: ArticleLookup | None = None,
         remembered_answers: int = 2000,
+        public_hosts: Sequence[str] = LOOPBACK_HOSTS,
     ) -> None:
+        self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
+        if not self._public_hosts:
+            raise ValueError("public_hosts needs at least one host name (REGBOT_PUBLIC_HOSTS)")
         self._service = service
         self._lookup_article = lookup_article
         self._answered = AnsweredTurns(capacity=remembered_answers)
@@ -100,13 +111,25 @@ class WebPlaygroundAdapter:
 
     def attach(self, app: web.Application) -> None:
         """Add the page, its static files and the playground API to `app`."""
-        app.router.add_get("/", self.index)
+        app.router.add_get("/", self._published(self.index))
         for name in STATIC_FILES:
-            app.router.add_get(f"{STATIC_PREFIX}/{name}", self.static)
-        app.router.add_post(ASK_ROUTE, self.ask)
-        app.router.add_post(FEEDBACK_ROUTE, self.feedback)
-        app.router.add_get(ARTICLE_ROUTE, self.article)
-        app.router.add_get(HISTORY_ROUTE, self.history)
+            app.router.add_get(f"{STATIC_PREFIX}/{name}", self._published(self.static))
+        app.router.add_post(ASK_ROUTE, self._published(self.ask))
+        app.router.add_post(FEEDBACK_ROUTE, self._published(self.feedback))
+        app.router.add_get(ARTICLE_ROUTE, self._published(self.article))
+        app.router.add_get(HISTORY_ROUTE, self._published(self.history))
+
+    def _published(self, handler: Handler) -> Handler:
+        """`handler`, answering only when Host (and Origin, if sent) name a host of `public_hosts`."""
+
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            origin = request.headers.get("Origin")
+            names = [_host_name("//" + request.host)] + ([_host_name(origin)] if origin is not None else [])
+            if not all(name in self._public_hosts for name in names):
+                return _error(403, "this host name is not one the playground is published under")
+            return await handler(request)
+
+        return guarded
 
     async def close(self) -> None:
         """Nothing to release: aiohttp's graceful shutdown lets streaming answers finish, then cancels them."""
@@ -236,6 +259,15 @@ class _HistoryRequest(BaseModel):
 
 
 Model = TypeVar("Model", bound=BaseModel)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _host_name(url: str) -> str:
+    """The host name of a URL or `//host:port`, lower-case, without port or IPv6 brackets; "" when unreadable."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return ""
 
 
 async def _read_json(request: web.Request, model: type[Model]) -> Model:
@@ -272,6 +304,7 @@ __all__ = [
     "ASK_ROUTE",
     "FEEDBACK_ROUTE",
     "HISTORY_ROUTE",
+    "LOOPBACK_HOSTS",
     "TURN_HEADER",
     "ArticleLookup",
     "WebPlaygroundAdapter",
