@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import sys
@@ -16,6 +15,7 @@ from bot.http_guard import RequestGuard
 from bot.lifecycle import GracefulShutdown
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
+from bot.readiness import check_readiness
 from bot.scopes import ScopeResolver
 from bot.service import BotService
 from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateStore
@@ -63,33 +63,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """200 when the index is loaded and the state store answers; the body names each dependency's state."""
+    """200 while the bot can answer (even degraded); the body names each dependency's state (bot/readiness.py)."""
     runtime = request.app[RUNTIME]
-    corpus = runtime.components.corpus
-    checks: dict[str, str] = {}
-    try:
-        await asyncio.to_thread(corpus.refresh)
-        checks["index"] = "ok" if corpus.chunks else "empty"
-    except Exception as exc:  # the store file is unreadable
-        checks["index"] = f"error: {exc.__class__.__name__}"
-    dense = runtime.components.dense
-    if dense is None:
-        checks["chroma"] = "disabled"
-    else:
-        try:
-            await asyncio.to_thread(dense.count)
-            checks["chroma"] = "ok"
-        except Exception as exc:
-            checks["chroma"] = f"unreachable: {exc.__class__.__name__}"
-    try:
-        reachable = await runtime.store.ping()
-        degraded = bool(getattr(runtime.store, "degraded", False))
-        checks["state"] = "degraded (in-process fallback)" if degraded else ("ok" if reachable else "unreachable")
-    except Exception as exc:
-        checks["state"] = f"unreachable: {exc.__class__.__name__}"
-    # Chroma down or Redis degraded still answers (lexical retrieval, in-process state): ready, reported.
-    ready = checks["index"] == "ok" and not checks["state"].startswith("unreachable")
-    return web.json_response({"ready": ready, "checks": checks}, status=200 if ready else 503)
+    report = await check_readiness(
+        corpus=runtime.components.corpus, dense=runtime.components.dense, store=runtime.store,
+        redis_configured=bool(runtime.settings.redis_url), llm=runtime.components.llm,
+    )
+    return web.json_response(report.model_dump(), status=200 if report.ready else 503)
 
 
 async def metrics_view(request: web.Request) -> web.Response:
