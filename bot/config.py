@@ -38,12 +38,21 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", alias="REGBOT_HOST")
     port: int = Field(3978, alias="REGBOT_PORT")
     playground: bool = Field(False, alias="REGBOT_PLAYGROUND")
+    # Host names the playground answers under (Host and Origin are checked: DNS rebinding); comma-separated.
+    public_hosts: str = Field("localhost,127.0.0.1,::1", alias="REGBOT_PUBLIC_HOSTS")
+    # Larger request bodies get 413 before they are read (Slack and Teams payloads are a few KB).
+    max_body_bytes: int = Field(1024**2, alias="REGBOT_MAX_BODY_BYTES", gt=0)
     log_content: bool = Field(False, alias="REGBOT_LOG_CONTENT")
     scopes_file: Path | None = Field(None, alias="REGBOT_SCOPES_FILE")
     max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS")
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
+
+    @property
+    def public_host_names(self) -> tuple[str, ...]:
+        """REGBOT_PUBLIC_HOSTS as a list of host names."""
+        return tuple(name.strip() for name in self.public_hosts.split(",") if name.strip())
 
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:

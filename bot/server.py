@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
+import ipaddress
 import logging
+import sys
 from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from bot.app import Components, build_components
 from bot.config import Settings
+from bot.http_guard import RequestGuard
 from bot.lifecycle import GracefulShutdown
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
+from bot.readiness import check_readiness
 from bot.scopes import ScopeResolver
 from bot.service import BotService
 from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateStore
@@ -60,33 +63,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """200 when the index is loaded and the state store answers; the body names each dependency's state."""
+    """200 while the bot can answer (even degraded); the body names each dependency's state (bot/readiness.py)."""
     runtime = request.app[RUNTIME]
-    corpus = runtime.components.corpus
-    checks: dict[str, str] = {}
-    try:
-        await asyncio.to_thread(corpus.refresh)
-        checks["index"] = "ok" if corpus.chunks else "empty"
-    except Exception as exc:  # the store file is unreadable
-        checks["index"] = f"error: {exc.__class__.__name__}"
-    dense = runtime.components.dense
-    if dense is None:
-        checks["chroma"] = "disabled"
-    else:
-        try:
-            await asyncio.to_thread(dense.count)
-            checks["chroma"] = "ok"
-        except Exception as exc:
-            checks["chroma"] = f"unreachable: {exc.__class__.__name__}"
-    try:
-        reachable = await runtime.store.ping()
-        degraded = bool(getattr(runtime.store, "degraded", False))
-        checks["state"] = "degraded (in-process fallback)" if degraded else ("ok" if reachable else "unreachable")
-    except Exception as exc:
-        checks["state"] = f"unreachable: {exc.__class__.__name__}"
-    # Chroma down or Redis degraded still answers (lexical retrieval, in-process state): ready, reported.
-    ready = checks["index"] == "ok" and not checks["state"].startswith("unreachable")
-    return web.json_response({"ready": ready, "checks": checks}, status=200 if ready else 503)
+    report = await check_readiness(
+        corpus=runtime.components.corpus, dense=runtime.components.dense, store=runtime.store,
+        redis_configured=bool(runtime.settings.redis_url), llm=runtime.components.llm,
+    )
+    return web.json_response(report.model_dump(), status=200 if report.ready else 503)
 
 
 async def metrics_view(request: web.Request) -> web.Response:
@@ -129,14 +112,17 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             result = lookup.lookup(reference, scope)  # the playground's scope, as for its answers
             return result.chunks if result.kind in ("article", "annex", "addenda") else ()
 
-        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks)
+        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks,
+                                          public_hosts=settings.public_host_names)
         playground.attach(app)
         runtime.adapters.append(playground)
 
 
 def create_app(runtime: Runtime) -> web.Application:
     """The web application over a built runtime."""
-    app = web.Application(client_max_size=2 * 1024**2)
+    limit = runtime.settings.max_body_bytes
+    app = web.Application(client_max_size=limit)  # a chunked body is cut off here; RequestGuard checks the length
+    RequestGuard(max_body_bytes=limit).install(app)
     app[RUNTIME] = runtime
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
@@ -158,7 +144,35 @@ def create_app(runtime: Runtime) -> web.Application:
     return app
 
 
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
+
+
+def exposure_problem(settings: Settings) -> str | None:
+    """Why these settings must not be served, or None: anonymous Teams reachable from other machines.
+
+    Anonymous Teams accepts unauthenticated activities and posts replies to whatever `serviceUrl` they name.
+    """
+    if settings.teams_allow_anonymous and not settings.microsoft_app_id and not _is_loopback(settings.host):
+        return (
+            f"TEAMS_ALLOW_ANONYMOUS=true (no MICROSOFT_APP_ID) is for local testing, but REGBOT_HOST={settings.host!r} "
+            "is not a loopback address. Bind to 127.0.0.1 (REGBOT_HOST), or register the bot and set "
+            "MICROSOFT_APP_ID, MICROSOFT_APP_PASSWORD and MICROSOFT_APP_TENANT_ID."
+        )
+    return None
+
+
 def serve(settings: Settings) -> int:
+    """Run the server until stopped; 2 (with one line on stderr) when the settings would expose it."""
+    problem = exposure_problem(settings)
+    if problem:
+        print(f"regbot serve: {problem}", file=sys.stderr)
+        return 2
     metrics = Metrics()
     store = build_store(settings, metrics)
     # The answer cache lives in the state store, so replicas share it through Redis.

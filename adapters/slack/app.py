@@ -7,8 +7,9 @@
     await adapter.stop_intake()          # shutdown: Socket Mode disconnects, new events get 503, answers go on
     await adapter.close()                # then: answers still running get a short grace, then are cancelled
 
-Bolt verifies signatures (401 on a bad or stale one), answers url_verification and ssl_check, and acks
-events before any listener runs; listeners hand the work to background tasks, so the HTTP answer never
+The signature is verified on the raw body before anything parses it (401 on a bad or stale one, whatever the
+bytes), a signed body that is not a Slack payload is a 400; bolt then answers url_verification and ssl_check,
+and acks events before any listener runs; listeners hand the work to background tasks, so the HTTP answer never
 waits for an answer to be written. Duplicates are dropped by `event_id` (Slack retries) and by
 (channel, ts) (a mention arrives as both `app_mention` and `message`), and still acked. After
 `stop_intake()` new requests are refused with 503 and not acked, so Slack delivers them to another replica.
@@ -24,11 +25,12 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.request.internals import parse_body
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -44,9 +46,11 @@ from adapters.slack.inbound import BotIdentity, SlackQuestion, is_person_message
 from adapters.slack.payloads import FEEDBACK_DOWN_ACTION, FEEDBACK_UP_ACTION, FOLLOWUP_ACTION, SHARE_ACTION
 from adapters.slack.records import RecentAnswers
 from adapters.slack.responder import CommandResponder, Respond, ThreadResponder
-from adapters.slack.sanitize import mentions_user, sanitize_untrusted
+from adapters.slack.sanitize import mentions_user
+from adapters.slack.signature import SlackSignature
 from adapters.slack.status import Sleep
 from adapters.slack.streaming import AnswerStreamerFactory, StreamMode
+from adapters.text import sanitize_untrusted
 from rag import messages
 from rag.errors import ConfigError
 
@@ -123,6 +127,7 @@ class SlackAdapter:
         stream_mode: `auto` (native streaming, else chat.update), `native` or `update`.
         app_token: the app-level token (xapp-…) for Socket Mode; empty for HTTP only.
         clock: monotonic seconds, for the streaming and status cadence.
+        wall_clock: Unix seconds, for the freshness of request signatures.
         sleep: waits that many seconds of `clock` (a held-back status line waits with it).
         max_question_chars: longer questions get a friendly refusal instead of an answer.
         commands: slash commands answered (as configured in the app manifest).
@@ -138,6 +143,7 @@ class SlackAdapter:
         stream_mode: StreamMode = "auto",
         app_token: str = "",
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
         sleep: Sleep = asyncio.sleep,
         max_question_chars: int = 4000,
         commands: tuple[str, ...] = DEFAULT_COMMANDS,
@@ -148,6 +154,7 @@ class SlackAdapter:
             raise ConfigError("SLACK_SIGNING_SECRET is required to verify Slack's HTTP requests")
         self._service = service
         self._app_token = app_token
+        self._signature = SlackSignature(signing_secret, clock=wall_clock) if signing_secret else None
         base_url = api_url if api_url.endswith("/") else api_url + "/"
 
         def web_client(*retry_handlers: AsyncRetryHandler) -> AsyncWebClient:
@@ -220,9 +227,22 @@ class SlackAdapter:
         self._best_effort_client.session = self._client.session
 
     async def _handle_http(self, request: web.Request) -> web.Response:
+        body = await request.read()  # bounded by the application's client_max_size (413 past it)
+        signed = self._signature is not None and self._signature.verify(
+            body, request.headers.get("X-Slack-Request-Timestamp"), request.headers.get("X-Slack-Signature")
+        )
+        if not signed:
+            return web.json_response({"error": "invalid request"}, status=401)  # bolt's own answer to a bad one
+        text = body.decode("utf-8")  # a verified body is UTF-8
+        try:
+            payload = parse_body(text, request.content_type)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            return web.json_response({"error": "the body is not a Slack payload"}, status=400)
         self._ensure_session()
-        bolt_response = await self._app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_response)
+        bolt_request = AsyncBoltRequest(body=text, query=request.query_string, headers=request.headers)  # type: ignore[arg-type]
+        return await to_aiohttp_response(await self._app.async_dispatch(bolt_request))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

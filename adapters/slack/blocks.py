@@ -1,6 +1,6 @@
 """Block Kit for answers: one public builder, pure `_build_*` helpers.
 
-Every string that reaches a block is either ours or passed through `sanitize_untrusted`/`escape_mrkdwn`
+Every string that reaches a block is either ours or passed through `sanitize_untrusted`/`escape_markup`
 here; callers hand in the already-sanitised answer text (it is streamed, so it is sanitised on the way).
 """
 
@@ -18,7 +18,7 @@ from adapters.slack.payloads import (
     SHARE_ACTION,
     followup_action_id,
 )
-from adapters.slack.sanitize import escape_mrkdwn, sanitize_untrusted
+from adapters.text import escape_markup, sanitize_untrusted
 from rag.models import Citation
 
 Block = dict[str, Any]
@@ -89,12 +89,12 @@ def _build_sources_block(citations: tuple[Citation, ...]) -> Block | None:
 
 def _citation_text(citation: Citation) -> str:
     """`[1] <url|근로기준법 제60조 제1항> · 연차 유급휴가`, the link only for a plain http(s) URL."""
-    label = escape_mrkdwn(citation.label)
+    label = escape_markup(citation.label)
     if _SAFE_URL.match(citation.url):
         label = f"<{citation.url}|{label}>"
     text = f"[{citation.index}] {label}" if citation.index else label
     if citation.title:
-        text += f" · {escape_mrkdwn(_one_line(citation.title))}"
+        text += f" · {escape_markup(_one_line(citation.title))}"
     return text[:_CONTEXT_TEXT_CHARS]
 
 

@@ -19,8 +19,9 @@ from adapters.slack.inbound import BotIdentity, ButtonClick, SlackQuestion
 from adapters.slack.payloads import FeedbackPayload, Rating, SharePayload, parse_payload
 from adapters.slack.records import AnswerRecord, RecentAnswers
 from adapters.slack.responder import Respond, ThreadResponder
-from adapters.slack.sanitize import escape_mrkdwn, read_user_text, sanitize_untrusted
+from adapters.slack.sanitize import read_user_text
 from adapters.slack.streaming import AnswerStreamerFactory, StreamTarget
+from adapters.text import escape_markup, sanitize_untrusted
 from rag import messages
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ class ButtonHandlers:
             team=click.team,
             channel=click.channel,
             user=click.user,
-            text=escape_mrkdwn(question),
+            text=escape_markup(question),
             ts=ts,
             thread_ts=thread_ts,
             is_direct=click.channel.startswith("D"),

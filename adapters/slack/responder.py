@@ -19,7 +19,7 @@ from adapters.slack.history import ThreadHistoryLoader
 from adapters.slack.inbound import BotIdentity, SlackQuestion
 from adapters.slack.payloads import FeedbackPayload, SharePayload
 from adapters.slack.records import AnswerRecord, RecentAnswers
-from adapters.slack.sanitize import StreamSanitizer, read_user_text, sanitize_untrusted
+from adapters.slack.sanitize import read_user_text
 from adapters.slack.streaming import (
     MESSAGE_PART_CHARS,
     AnswerStreamer,
@@ -27,6 +27,7 @@ from adapters.slack.streaming import (
     StreamTarget,
     choose_split,
 )
+from adapters.text import StreamSanitizer, sanitize_untrusted
 from rag import messages
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation, Message, Turn
 from rag.text import has_hangul_or_alnum

@@ -32,8 +32,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import AnswerBlocksRequest, Block, build_answer_blocks
 from adapters.slack.errors import is_rate_limited, slack_error_code
-from adapters.slack.sanitize import escape_mrkdwn
 from adapters.slack.status import STATUS_INTERVAL_S, Sleep, StatusThrottle
+from adapters.text import escape_markup
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class MessageUpdateWriter(MessageWriter):
     interval_s = UPDATE_INTERVAL_S
 
     async def show_status(self, text: str) -> None:
-        status = f"_{escape_mrkdwn(text)}_"
+        status = f"_{escape_markup(text)}_"
         blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": status}]}]
         try:
             await self._post_or_update(self._best_effort, text, blocks)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from jwt import PyJWTError
+from jwt import PyJWTError, get_unverified_header
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.core import OutboundHostValidator
 from microsoft_agents.hosting.core.authorization import (
@@ -68,12 +68,13 @@ class TeamsAuth:
         if self.mode == "closed":
             return None
         token = _bearer_token(authorization)
-        if token is None:
+        if token is None or not _is_bot_connector_shaped(token):
             return None
         try:
             return await self._validator.validate_token(token)
-        except (PyJWTError, ValueError) as error:
-            logger.warning("Rejected a Teams request: %s", type(error).__name__)
+        except (PyJWTError, ValueError, KeyError, TypeError) as error:
+            # The SDK validator trusts the token's shape (a KeyError for a missing claim): all of it is a 401.
+            logger.info("Rejected a Teams token: %s", type(error).__name__)
             return None
 
     def connections(self) -> Connections:
@@ -83,6 +84,20 @@ class TeamsAuth:
     def host_validator(self) -> OutboundHostValidator:
         """Service URLs we may send to: Microsoft's hosts when authenticated, anything locally."""
         return OutboundHostValidator(enabled=self.mode == "jwt")
+
+
+def _is_bot_connector_shaped(token: str) -> bool:
+    """RS256 with a key id, as every Bot Connector and Entra token is; checked before the SDK validator.
+
+    The validator indexes the header's `kid` (a token without one was a 500) and would fetch signing keys
+    for any token that names one; an HS256 token (say, signed with the app password) never gets that far.
+    """
+    try:
+        header = get_unverified_header(token)
+    except PyJWTError:
+        return False
+    kid = header.get("kid")
+    return header.get("alg") == "RS256" and isinstance(kid, str) and bool(kid)
 
 
 def _bearer_token(authorization: str | None) -> str | None:

@@ -3,6 +3,8 @@
 Every function returns plain Activity-protocol JSON (dicts with the wire's camelCase keys), so the
 shapes can be unit-tested without the SDK. Teams' limits are applied here, not by callers:
 ≤ 20 citations, citation title ≤ 80 and abstract ≤ 160 characters, Adaptive Cards at version 1.5.
+Every message text goes through `adapters.text.sanitize_untrusted`, the rules Slack's text follows: Teams
+renders markdown and some HTML, so document text such as `<img onerror>` must arrive escaped.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from adapters.teams import labels
+from adapters.text import sanitize_untrusted
 from rag.models import Citation
 
 MAX_CITATIONS = 20
@@ -163,7 +166,7 @@ def answer_message(
     entities.append(ai_message_entity(selected))
     message: dict[str, Any] = {
         "type": "message",
-        "text": with_uncited_markers(text, selected),
+        "text": with_uncited_markers(sanitize_untrusted(text), selected),
         "textFormat": "markdown",
         "entities": entities,
     }
@@ -179,7 +182,7 @@ def plain_message(text: str, *, stream_id: str | None = None, ai_generated: bool
     entities = [stream_info("final", stream_id=stream_id)] if stream_id else []
     if ai_generated:
         entities.append(ai_message_entity())
-    message: dict[str, Any] = {"type": "message", "text": text, "textFormat": "markdown"}
+    message: dict[str, Any] = {"type": "message", "text": sanitize_untrusted(text), "textFormat": "markdown"}
     if entities:
         message["entities"] = entities
     return message
@@ -189,6 +192,7 @@ def stream_update(
     text: str, *, stream_type: Literal["informative", "streaming"], sequence: int, stream_id: str | None
 ) -> dict[str, Any]:
     """An intermediate streaming update (a `typing` activity); streaming text is cumulative."""
+    text = sanitize_untrusted(text)
     if stream_type == "informative":
         text = truncate(text, MAX_INFORMATIVE_CHARS)
     return {

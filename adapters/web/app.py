@@ -3,10 +3,15 @@
     adapter = WebPlaygroundAdapter(service, lookup_article=article_chunks)
     adapter.attach(app)          # GET /, the page's static files and /api/playground/*
 
+Every route answers only under the host names the playground is published as (`public_hosts`, loopback names
+by default): both `Host` and, when a browser sends it, `Origin` must name one, or the answer is 403. A page on
+an attacker's domain that resolves to this server (DNS rebinding) therefore gets nothing.
+
 Routes (all read-only; questions go through `TurnService.answer`, which applies the rate limits):
     GET  /                              the page (labels from `labels.py`, no build step, no framework)
     POST /api/playground/ask            JSON {question, conversation_id, user_id} → text/event-stream,
-                                        one `event: <kind>` frame per AnswerEvent; `X-Regbot-Turn` names the turn
+                                        one `event: <kind>` frame per AnswerEvent (delta text regrouped where a
+                                        link could span two); `X-Regbot-Turn` names the turn
     POST /api/playground/feedback       JSON {conversation_id, user_id, turn_id, rating} → 👍/👎 recorded
     GET  /api/playground/article        ?doc=..&article=.. → the cited article's text (404 when unknown)
     GET  /api/playground/history        ?conversation_id=.. → the tab's stored conversation (after a reload)
@@ -18,7 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
 from uuid import uuid4
@@ -27,6 +32,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.text import StreamSanitizer, neutralize_untrusted
 from adapters.web.article import article_view
 from adapters.web.events import SSE_CONTENT_TYPE, encode_event
 from adapters.web.inbound import (
@@ -40,7 +46,7 @@ from adapters.web.inbound import (
 from adapters.web.page import STATIC_FILES, STATIC_PREFIX, page_config, render_page, static_text
 from adapters.web.records import AnsweredTurn, AnsweredTurns
 from rag import messages
-from rag.models import AnswerEventKind, Chunk, Scope, Turn
+from rag.models import AnswerEvent, AnswerEventKind, Chunk, Scope, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +58,8 @@ TURN_HEADER = "X-Regbot-Turn"
 
 # The article text for a reference (`취업규칙 제20조`) within a scope; empty when it names no article.
 ArticleLookup = Callable[[str, Scope], Sequence[Chunk]]
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 # Scripts, styles and requests only from this server; the page is never framed.
 _SECURITY_HEADERS = {
@@ -80,6 +88,7 @@ class WebPlaygroundAdapter:
         lookup_article: the structural lookup for a citation's article; without it the side panel shows only
             the quoted text.
         remembered_answers: how many answers are kept per process for feedback to name.
+        public_hosts: host names (no port) the page is served under (`REGBOT_PUBLIC_HOSTS`).
     """
 
     def __init__(
@@ -88,7 +97,11 @@ class WebPlaygroundAdapter:
         *,
         lookup_article: ArticleLookup | None = None,
         remembered_answers: int = 2000,
+        public_hosts: Sequence[str] = LOOPBACK_HOSTS,
     ) -> None:
+        self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
+        if not self._public_hosts:
+            raise ValueError("public_hosts needs at least one host name (REGBOT_PUBLIC_HOSTS)")
         self._service = service
         self._lookup_article = lookup_article
         self._answered = AnsweredTurns(capacity=remembered_answers)
@@ -98,13 +111,25 @@ class WebPlaygroundAdapter:
 
     def attach(self, app: web.Application) -> None:
         """Add the page, its static files and the playground API to `app`."""
-        app.router.add_get("/", self.index)
+        app.router.add_get("/", self._published(self.index))
         for name in STATIC_FILES:
-            app.router.add_get(f"{STATIC_PREFIX}/{name}", self.static)
-        app.router.add_post(ASK_ROUTE, self.ask)
-        app.router.add_post(FEEDBACK_ROUTE, self.feedback)
-        app.router.add_get(ARTICLE_ROUTE, self.article)
-        app.router.add_get(HISTORY_ROUTE, self.history)
+            app.router.add_get(f"{STATIC_PREFIX}/{name}", self._published(self.static))
+        app.router.add_post(ASK_ROUTE, self._published(self.ask))
+        app.router.add_post(FEEDBACK_ROUTE, self._published(self.feedback))
+        app.router.add_get(ARTICLE_ROUTE, self._published(self.article))
+        app.router.add_get(HISTORY_ROUTE, self._published(self.history))
+
+    def _published(self, handler: Handler) -> Handler:
+        """`handler`, answering only when Host (and Origin, if sent) name a host of `public_hosts`."""
+
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            origin = request.headers.get("Origin")
+            names = [_host_name("//" + request.host)] + ([_host_name(origin)] if origin is not None else [])
+            if not all(name in self._public_hosts for name in names):
+                return _error(403, "this host name is not one the playground is published under")
+            return await handler(request)
+
+        return guarded
 
     async def close(self) -> None:
         """Nothing to release: aiohttp's graceful shutdown lets streaming answers finish, then cancels them."""
@@ -154,9 +179,23 @@ class WebPlaygroundAdapter:
         return response
 
     async def _stream(self, turn: Turn, response: web.StreamResponse) -> None:
+        # The page sets text with textContent (no markup to escape); tokens, script links and broadcasts are
+        # neutralised by the rules Slack and Teams follow.
+        sanitizer = StreamSanitizer(neutralize_untrusted)
         async with contextlib.aclosing(self._service.answer(turn)) as events:
             async for event in events:
+                if event.kind == AnswerEventKind.DELTA:
+                    event = event.model_copy(update={"text": sanitizer.feed(event.text)})
+                    if not event.text:
+                        continue
+                else:
+                    tail = sanitizer.flush()
+                    if tail:
+                        await response.write(encode_event(AnswerEvent.delta(tail)))
                 if event.kind == AnswerEventKind.DONE and event.answer is not None:
+                    event = AnswerEvent.done(
+                        event.answer.model_copy(update={"text": neutralize_untrusted(event.answer.text)})
+                    )
                     # Remembered before the page can show the 👍/👎 buttons of this answer.
                     self._answered.remember(turn.turn_id, AnsweredTurn(
                         conversation_key=turn.conversation_key, question=turn.text,
@@ -211,7 +250,8 @@ class WebPlaygroundAdapter:
         except ValidationError:
             return _error(400, "conversation_id must be 8-64 letters, digits, '-' or '_'")
         stored = await self._service.history(conversation_key(wanted.conversation_id))
-        return web.json_response({"messages": [m.model_dump(mode="json") for m in stored]})
+        shown = [m.model_copy(update={"content": neutralize_untrusted(m.content)}) for m in stored]
+        return web.json_response({"messages": [m.model_dump(mode="json") for m in shown]})
 
 
 class _HistoryRequest(BaseModel):
@@ -219,6 +259,15 @@ class _HistoryRequest(BaseModel):
 
 
 Model = TypeVar("Model", bound=BaseModel)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _host_name(url: str) -> str:
+    """The host name of a URL or `//host:port`, lower-case, without port or IPv6 brackets; "" when unreadable."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return ""
 
 
 async def _read_json(request: web.Request, model: type[Model]) -> Model:
@@ -255,6 +304,7 @@ __all__ = [
     "ASK_ROUTE",
     "FEEDBACK_ROUTE",
     "HISTORY_ROUTE",
+    "LOOPBACK_HOSTS",
     "TURN_HEADER",
     "ArticleLookup",
     "WebPlaygroundAdapter",

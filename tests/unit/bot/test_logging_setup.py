@@ -109,3 +109,33 @@ class TestConfigureLogging:
         logging.getLogger("bot.server").debug("not at INFO")
 
         assert [json.loads(text)["message"] for text in out.getvalue().splitlines()] == ["rate limited"]
+
+
+class TestLogSize:
+    def test_a_library_line_embedding_a_megabyte_body_stays_under_a_kilobyte(self, root_logging):
+        out = io.StringIO()
+        configure_logging(stream=out)
+
+        bolt = logging.getLogger("slack_bolt.AsyncApp")
+        bolt.info("Invalid request signature detected (body: %s)", QUESTION * 40_000)
+
+        assert len(out.getvalue().encode()) < 1024
+
+    def test_content_allowed_is_still_truncated(self, root_logging):
+        out = io.StringIO()
+        configure_logging(log_content=True, stream=out)
+
+        logging.getLogger("bot.service").info("question: %s", QUESTION * 40_000)
+
+        entry = json.loads(out.getvalue())
+        assert entry["message"].startswith(f"question: {QUESTION}")
+        assert len(entry["message"]) <= 4000
+        assert entry["message_truncated_chars"] == len(f"question: {QUESTION * 40_000}") - len(entry["message"])
+
+    def test_long_content_fields_are_truncated_when_allowed(self, root_logging):
+        out = io.StringIO()
+        configure_logging(log_content=True, stream=out)
+
+        logging.getLogger("bot.service").info("turn answered", extra={"question": QUESTION * 40_000})
+
+        assert len(json.loads(out.getvalue())["question"]) <= 4000

@@ -136,9 +136,10 @@ class TestAsk:
         assert response.status == 200
         assert response.headers["Content-Type"] == "text/event-stream; charset=utf-8"
         frames = parse_sse(body)
-        assert [name for name, _ in frames] == ["status", "delta", "delta", "sources", "followups", "done"]
+        # Deltas may be regrouped (a tail that could still become a link waits for the next one); the rest is 1:1.
+        assert [name for name, _ in frames if name != "delta"] == ["status", "sources", "followups", "done"]
         assert "".join(data["text"] for name, data in frames if name == "delta") == LEAVE_ANSWER
-        assert frames[3][1]["citations"][0]["article"] == "제20조"
+        assert next(data for name, data in frames if name == "sources")["citations"][0]["article"] == "제20조"
         assert frames[-1][1]["answer"]["followups"] == ["남은 연차는 어떻게 확인해?", "연차를 반차로 나눠 쓸 수 있어?"]
 
     async def test_turn_is_keyed_by_the_tab_and_the_browser(self, playground):
