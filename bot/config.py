@@ -9,12 +9,20 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+def default_data_dir() -> Path:
+    """The per-user data directory: `~/.local/share/regbot` on Linux, `~/Library/Application Support/regbot` on
+    macOS, `%LOCALAPPDATA%\\regbot` on Windows."""
+    from platformdirs import user_data_path
+
+    return user_data_path("regbot", appauthor=False)
+
+
 class Settings(BaseSettings):
     """Every environment variable regbot reads. `rag/` and `adapters/` never read the environment."""
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
 
-    data_dir: Path = Field(Path(".regbot"), alias="REGBOT_DATA_DIR")
+    data_dir: Path = Field(default_factory=default_data_dir, alias="REGBOT_DATA_DIR")
     llm: Literal["offline", "anthropic", "openai"] | None = Field(None, alias="REGBOT_LLM")
     anthropic_api_key: str = Field("", alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", alias="ANTHROPIC_BASE_URL")
