@@ -34,7 +34,7 @@ EXIT_CODES_HELP = """exit codes:
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_NO_INDEX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 console = Console(stderr=True)
-out = Console(soft_wrap=True)
+out = Console()
 
 
 class CliError(Exception):

@@ -123,8 +123,9 @@ class Terminal:
 
 def footnote(citation: Citation) -> Text:
     """`[1] 취업규칙 제20조 제1항 — https://…`."""
-    line = Text(f"  [{citation.index}] ", style="bold cyan")
-    line.append(citation.label)
+    line = Text("  ")
+    line.append(f"[{citation.index}]", style="bold cyan")
+    line.append(f" {citation.label}")
     if citation.url:
         line.append(f" — {citation.url}", style="dim")
     return line
