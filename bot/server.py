@@ -15,6 +15,7 @@ from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.scopes import ScopeResolver
 from bot.service import BotService
+from bot.startup import announce, summarize
 from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateStore
 from rag.models import Chunk, Scope
 
@@ -164,5 +165,7 @@ def serve(settings: Settings) -> int:
     # The answer cache lives in the state store, so replicas share it through Redis.
     components = build_components(settings, cache_backend=store)
     runtime = build_runtime(settings, components, store=store, metrics=metrics)
-    web.run_app(create_app(runtime), host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
+    app = create_app(runtime)
+    announce(summarize(settings, components))
+    web.run_app(app, host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
     return 0
