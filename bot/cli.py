@@ -122,7 +122,14 @@ def add_ingest_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     from rich.table import Table
 
     missing = [p for p in args.paths if not Path(p).exists()]
@@ -132,14 +139,28 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     components = args.build(settings)
     ingestor = components.ingestor()
     paths = [Path(p) for p in args.paths]
+    # On a terminal: files done, and inside a big file its chunks tokenised and embedded, with time left.
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+                  TimeRemainingColumn(), console=console, transient=True) as progress:
         task = progress.add_task("ingest", total=None)
+        inside = progress.add_task("", total=None, visible=False)
+
+        phase_shown = [""]
 
         def on_file(name: str, done: int) -> None:
             progress.update(task, description=f"ingest {name}", completed=done)
+            progress.reset(inside, total=None, visible=False)
+            phase_shown[0] = ""
 
-        report = ingestor.ingest(paths, collection=args.collection, prune=args.prune, progress=on_file)
+        def on_chunks(name: str, phase: str, done: int, total: int) -> None:
+            if phase != phase_shown[0]:  # a new phase starts its own clock, so the time left stays honest
+                progress.reset(inside, total=total)
+                phase_shown[0] = phase
+            progress.update(inside, description=f"  {phase} {name} (chunks)", completed=done, total=total,
+                            visible=True)
+
+        report = ingestor.ingest(paths, collection=args.collection, prune=args.prune, progress=on_file,
+                                 file_progress=on_chunks)
     table = Table(title=f"regbot ingest → collection '{args.collection}' ({report.seconds:.1f}s)")
     for column in ("file", "status", "document", "chunks", "embedded", "reason"):
         table.add_column(column)
