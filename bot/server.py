@@ -18,6 +18,7 @@ from bot.metrics import Metrics
 from bot.readiness import check_readiness
 from bot.scopes import ScopeResolver
 from bot.service import BotService
+from bot.startup import announce, summarize
 from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateStore
 from rag.models import Chunk, Scope
 
@@ -178,5 +179,7 @@ def serve(settings: Settings) -> int:
     # The answer cache lives in the state store, so replicas share it through Redis.
     components = build_components(settings, cache_backend=store)
     runtime = build_runtime(settings, components, store=store, metrics=metrics)
-    web.run_app(create_app(runtime), host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
+    app = create_app(runtime)
+    announce(summarize(settings, components))
+    web.run_app(app, host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
     return 0

@@ -24,7 +24,7 @@ from bot.scopes import ScopeResolver
 from bot.state import ConversationLocks, LockTimeout, StateStore, StateUnavailable
 from rag import messages
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
-from rag.text import has_hangul_or_alnum, normalize_text
+from rag.text import normalize_text, question_problem
 
 logger = logging.getLogger(__name__)
 
@@ -262,14 +262,7 @@ class BotService:
     # --- helpers --------------------------------------------------------------
 
     def _input_problem(self, text: str) -> str:
-        if not text:
-            return messages.EMPTY_QUESTION
-        if not has_hangul_or_alnum(text):
-            return messages.NO_TEXT_QUESTION
-        limit = self._limits.max_question_chars
-        if len(text) > limit:
-            return messages.TOO_LONG_QUESTION.format(length=len(text), limit=limit)
-        return ""
+        return question_problem(text, max_chars=self._limits.max_question_chars)
 
     @staticmethod
     def _user_bucket(turn: Turn) -> str:

@@ -5,7 +5,8 @@
      ├── RetrievalUnavailable an index (Chroma, BM25) cannot be reached or is missing
      ├── LlmUnavailable       the LLM failed after retries, or its breaker is open
      │    └── LlmStreamInterrupted  a stream failed after some text was delivered
-     └── ConfigError          settings that cannot work together
+     ├── ConfigError          settings that cannot work together
+     └── EvalFileError        an eval file that cannot be read (the message names the file and line)
 """
 
 
@@ -39,3 +40,7 @@ class LlmStreamInterrupted(LlmUnavailable):
 
 class ConfigError(RegbotError):
     """The configuration is inconsistent; the message names the setting to fix."""
+
+
+class EvalFileError(RegbotError):
+    """An eval file is missing or malformed; the message is one line naming the file and the line."""

@@ -7,13 +7,16 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rag.errors import EvalFileError
 from rag.models import Answer, Message, Role, Route, Scope
-from rag.pipeline import AnswerPipeline, collect
 from rag.text import doc_key
+
+if TYPE_CHECKING:  # the pipeline pulls in the LLM SDKs: `regbot eval` checks its file before paying for them
+    from rag.pipeline import AnswerPipeline
 
 
 class GoldRef(BaseModel):
@@ -35,11 +38,40 @@ class EvalItem(BaseModel):
 
 
 def load_eval_file(path: Path) -> list[EvalItem]:
+    """Every item of a JSONL eval file; EvalFileError (one line: file, line number, problem) on bad input."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise EvalFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise EvalFileError(f"{path}: is a folder, not an eval file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalFileError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
     items = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            items.append(EvalItem.model_validate_json(line))
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvalFileError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(data, dict):
+            raise EvalFileError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
+        try:
+            items.append(EvalItem.model_validate(data))
+        except ValidationError as exc:
+            raise EvalFileError(f"{path}:{number}: {_first_problem(exc)}") from None
+    if not items:
+        raise EvalFileError(f"{path}: no eval items (one JSON object a line; see docs/eval.md)")
     return items
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "missing":
+        return f"missing field '{where}'"
+    return f"field '{where}': {error['msg']}"
 
 
 def retrieved_refs(answer: Answer) -> list[dict[str, str]]:
@@ -97,6 +129,8 @@ class Evaluator:
     async def run_item(self, item: EvalItem) -> dict[str, Any]:
         question = item.turns[-1].content
         history = tuple(item.turns[:-1])
+        from rag.pipeline import collect
+
         answer, events = await collect(self.pipeline, question, history=history, scope=Scope(), turn_id=item.id)
         text = answer.text if answer else next((e.text for e in events if e.kind == "error"), "")
         refs = retrieved_refs(answer)[: self.k] if answer else []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rag import messages
+
 _SPACE = re.compile(r"\s+")
 # Zero-width characters and BOMs that arrive from copy-paste and break matching.
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
@@ -33,3 +35,17 @@ def comparable_text(text: str) -> str:
 def has_hangul_or_alnum(text: str) -> bool:
     """False for emoji-only or punctuation-only input."""
     return any(ch.isalnum() for ch in text)
+
+
+def question_problem(text: str, *, max_chars: int) -> str:
+    """What to tell someone whose text cannot be a question (empty, too long, only emoji); "" when it can.
+
+    Every surface (Slack, Teams, playground, CLI) applies it with REGBOT_MAX_QUESTION_CHARS.
+    """
+    if not text.strip():
+        return messages.EMPTY_QUESTION
+    if len(text) > max_chars:
+        return messages.TOO_LONG_QUESTION.format(length=len(text), limit=max_chars)
+    if not has_hangul_or_alnum(text):
+        return messages.NO_TEXT_QUESTION
+    return ""

@@ -30,7 +30,7 @@ from adapters.slack.streaming import (
 from adapters.text import StreamSanitizer, sanitize_untrusted
 from rag import messages
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation, Message, Turn
-from rag.text import has_hangul_or_alnum
+from rag.text import question_problem
 
 logger = logging.getLogger(__name__)
 
@@ -81,17 +81,6 @@ class AnswerCollector:
         shown = self.streamed + self._sanitizer.flush()
         problem = sanitize_untrusted(self.error or messages.INTERNAL_ERROR)
         return f"{shown}\n\n{problem}" if shown.strip() else problem
-
-
-def question_problem(text: str, *, max_chars: int) -> str:
-    """A friendly reply when `text` cannot be a question (empty, only emoji, too long); "" when it can."""
-    if not text.strip():
-        return messages.EMPTY_QUESTION
-    if len(text) > max_chars:
-        return messages.TOO_LONG_QUESTION.format(length=len(text), limit=max_chars)
-    if not has_hangul_or_alnum(text):
-        return messages.NO_TEXT_QUESTION
-    return ""
 
 
 class ThreadResponder:

@@ -278,6 +278,12 @@ def annexes_from_front_matter(front: dict) -> list[ParsedArticle]:
 
 
 def plain_sections(loaded: LoadedDocument) -> list[ParsedArticle]:
-    """Text without article structure: one section per blank-line separated block group."""
+    """Text without article structure: one section whose paragraphs are its blank-line separated blocks.
+
+    The chunker then packs neighbouring blocks into chunks of its size: one chunk per block made a plain-text
+    file of short paragraphs into thousands of tiny chunks, each paying for an embedding.
+    """
     blocks = [b.strip() for b in re.split(r"\n\s*\n", loaded.text) if b.strip()]
-    return [ParsedArticle(article="", kind="text", paragraphs=[ParsedParagraph("", b)]) for b in blocks]
+    if not blocks:
+        return []
+    return [ParsedArticle(article="", kind="text", paragraphs=[ParsedParagraph("", b) for b in blocks])]

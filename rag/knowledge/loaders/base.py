@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,13 +34,16 @@ class LoadedDocument(BaseModel):
     markdown_headings: bool = False  # True when structure comes as '#' headings
 
     def page_at(self, offset: int) -> int | None:
-        """The page a character offset falls on, or None for formats without pages."""
-        page = None
-        for span in self.pages:
-            if span.offset > offset:
-                break
-            page = span.page
-        return page
+        """The page a character offset falls on, or None for formats without pages.
+
+        A binary search: the parser asks once per line, and a scan per call made big paged files quadratic.
+        """
+        index = bisect.bisect_right(self._page_offsets, offset) - 1
+        return self.pages[index].page if index >= 0 else None
+
+    @cached_property
+    def _page_offsets(self) -> list[int]:
+        return [span.offset for span in self.pages]
 
 
 class DocumentLoader(Protocol):

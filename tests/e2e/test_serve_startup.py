@@ -1,0 +1,31 @@
+"""The start-up block tells the truth: an adapter it reports as off is not mounted (its route is 404), one it
+reports as on answers, and the index figures are the served index's."""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+
+from bot.startup import summarize
+
+ROUTES = {"teams": ("POST", "/api/messages"), "playground": ("GET", "/"), "slack": ("POST", "/slack/events")}
+
+
+@pytest.mark.parametrize("env", [{}, {"REGBOT_PLAYGROUND": "true"}, {"TEAMS_ALLOW_ANONYMOUS": "true"},
+                                 {"SLACK_BOT_TOKEN": "xoxb-1"}])
+async def test_reported_switches_match_the_mounted_routes(start_regbot, env):
+    server = await start_regbot(**env)
+    summary = summarize(server.runtime.settings, server.runtime.components)
+    async with aiohttp.ClientSession() as http:
+        for name, (method, path) in ROUTES.items():
+            async with http.request(method, server.url + path, json={}) as response:
+                mounted = response.status != 404
+            assert getattr(summary, name).on == mounted, f"{name}: reported {getattr(summary, name)}, {path} mounted"
+
+
+async def test_index_figures_are_the_served_index(start_regbot, sample_components):
+    server = await start_regbot()
+    summary = summarize(server.runtime.settings, server.runtime.components)
+    assert summary.index_chunks == len(sample_components.corpus.chunks) > 0
+    assert summary.index_documents == len({c.doc for c in sample_components.corpus.chunks})
+    assert "offline" in summary.llm and summary.state.startswith("in-process")
