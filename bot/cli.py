@@ -226,6 +226,13 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.report_cli import run_report
+
+    return run_report(settings, since=args.since, as_json=args.json, html_file=args.html, purge=args.purge,
+                      purge_all=args.all, out=out, err=console)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="regbot", description="규정 안내 봇 regbot")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
@@ -258,6 +265,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=None, help="port (default: REGBOT_PORT or 3978)")
     s.add_argument("--no-browser", action="store_true", help="only print the address")
     s.set_defaults(func=cmd_playground)
+    s = sub.add_parser("report", help="what was asked, answered, refused (by theme) and disliked")
+    s.add_argument("--since", default="7d", help="window such as 7d, 24h, 2w (default 7d)")
+    shown = s.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true")
+    shown.add_argument("--html", metavar="FILE", help="write the report with charts to FILE")
+    s.add_argument("--purge", action="store_true", help="delete records older than REGBOT_RECORDS_DAYS")
+    s.add_argument("--all", action="store_true", help="with --purge: delete every record")
+    s.set_defaults(func=cmd_report)
     return p
 
 

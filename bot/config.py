@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
+    # Turn records and the operator report (bot/records.py): text only when opted in; 0 days keeps no records.
+    keep_questions: bool = Field(False, alias="REGBOT_KEEP_QUESTIONS")
+    records_days: float = Field(90.0, alias="REGBOT_RECORDS_DAYS")
+    admin_token: str = Field("", alias="REGBOT_ADMIN_TOKEN")
 
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:
