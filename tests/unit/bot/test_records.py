@@ -178,6 +178,19 @@ class TestRecorderNeverHoldsATurn:
         assert (record.platform, record.outcome, record.llm_calls) == ("web", "answered", 2)
 
 
+    async def test_cli_turns_are_tools_not_usage_and_are_not_recorded(self, tmp_path: Path, pipeline, store,
+                                                                       metrics, clock: FakeClock):
+        records = SqliteRecordStore(tmp_path / "records.sqlite")
+        recorder = TurnRecorder(records, clock=clock)
+        service = BotService(pipeline=pipeline, store=store, metrics=metrics, clock=clock, recorder=recorder)
+
+        [e async for e in service.answer(_turn("연차 며칠", turn_id="cli1", key="cli:local:chat"))]
+        [e async for e in service.answer(_turn("연차 며칠", turn_id="web1", key="web:tab0000001"))]
+        await recorder.close()
+
+        assert [t.turn_id for t in await SqliteRecordStore(records.path, create=False).turns(0)] == ["web1"]
+
+
 class TestRetention:
     async def test_records_older_than_the_retention_are_purged_on_write(self, tmp_path: Path, clock: FakeClock):
         store = SqliteRecordStore(tmp_path / "records.sqlite")
