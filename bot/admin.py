@@ -150,7 +150,7 @@ def render_report_html(report: Report, *, stylesheet_href: str | None = None) ->
     period = f"{L.PERIOD}: {report.since[:16].replace('T', ' ')} – {report.until[:16].replace('T', ' ')}"
     return (
         '<!doctype html><html lang="ko"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
         f"<title>{escape(L.TITLE)}</title>{style}</head><body><main>"
         f"<header><h1>{escape(L.TITLE)}</h1><p>{escape(period)}</p></header>"
         f'<dl class="cards">{card_html}</dl><div class="grid">{"".join(sections)}</div>'

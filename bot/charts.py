@@ -6,6 +6,7 @@ from the page's stylesheet. Every text is escaped; every bar carries its value i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -34,13 +35,15 @@ def stacked_columns(days: Sequence[str], series: Sequence[tuple[str, Sequence[in
     left, right, top, bottom = 44, 12, 16, 56
     plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(values[i] for _, values in series) for i in range(len(days))]
-    top_value = _nice_max(max(totals, default=0))
+    step = _nice_max(math.ceil(max(totals, default=0) / 4))  # whole-number gridlines, at most four steps
+    steps = max(1, math.ceil(max(totals, default=0) / step))
+    top_value = step * steps
     slot = plot_w / max(1, len(days))
     bar_w = max(2.0, min(36.0, slot * 0.7))
     parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">']
-    for tick in range(5):
-        value = top_value * tick / 4
-        y = top + plot_h - plot_h * tick / 4
+    for tick in range(steps + 1):
+        value = step * tick
+        y = top + plot_h - plot_h * tick / steps
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{_fmt(y)}" y2="{_fmt(y)}" stroke="#e5e7eb"/>')
         parts.append(f'<text class="axis" x="{left - 6}" y="{_fmt(y + 4)}" text-anchor="end">{_fmt(value)}</text>')
     every = max(1, round(len(days) / 10))  # at most ~10 day labels
@@ -72,7 +75,8 @@ def stacked_columns(days: Sequence[str], series: Sequence[tuple[str, Sequence[in
 def horizontal_bars(rows: Sequence[tuple[str, int]], *, label: str, color: str = PALETTE[0],
                     colors: Sequence[str] = ()) -> str:
     """One labelled bar per row, longest first as given; the value is written after each bar."""
-    width, row_h, label_w = 720, 30, 260
+    # Drawn at about the width of a half-page card on a laptop, so 13 px text stays 13 px.
+    width, row_h, label_w = 520, 30, 180
     height = max(1, len(rows)) * row_h + 8
     top_value = max((value for _, value in rows), default=0) or 1
     bar_space = width - label_w - 56
@@ -81,7 +85,7 @@ def horizontal_bars(rows: Sequence[tuple[str, int]], *, label: str, color: str =
         y = 4 + i * row_h
         w = bar_space * value / top_value
         fill = colors[i % len(colors)] if colors else color
-        shown = name if len(name) <= 22 else name[:21] + "…"
+        shown = name if len(name) <= 14 else name[:13] + "…"  # Hangul is ~13 px wide: 14 fit the label column
         parts.append(f'<text class="label" x="{label_w - 8}" y="{y + 19}" text-anchor="end">'
                      f'<title>{escape(name)}</title>{escape(shown)}</text>')
         parts.append(f'<rect class="bar" x="{label_w}" y="{y + 4}" width="{_fmt(max(w, 1.0))}" height="{row_h - 10}" '
