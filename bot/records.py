@@ -158,6 +158,7 @@ class SqliteRecordStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
         db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last records
         db.executescript(
             """
             CREATE TABLE IF NOT EXISTS turns (turn_id TEXT PRIMARY KEY, at REAL NOT NULL, record TEXT NOT NULL);

@@ -32,21 +32,21 @@ def run_report(settings: Settings, *, since: str, as_json: bool, html_file: str 
     try:
         window = parse_since(since)
     except ReportWindowError as bad:
-        err.print(f"regbot report: {bad}", markup=False, highlight=False)
+        err.print(f"regbot report: {bad}", markup=False, highlight=False, soft_wrap=True)
         return 2
     if purge_all and not purge:
-        err.print("regbot report: --all only goes with --purge", markup=False, highlight=False)
+        err.print("regbot report: --all only goes with --purge", markup=False, highlight=False, soft_wrap=True)
         return 2
     try:
         if purge:
             before = None if purge_all else time.time() - settings.records_days * _DAY_S
             deleted = asyncio.run(_purge(settings, before))
-            out.print(L.PURGED.format(count=deleted), markup=False, highlight=False)
+            out.print(L.PURGED.format(count=deleted), markup=False, highlight=False, soft_wrap=True)
             return 0
         report = asyncio.run(_load(settings, window))
     except Exception as exc:  # the records store is unreachable or unreadable
         err.print(f"regbot report: cannot read the turn records ({exc.__class__.__name__}: {exc})",
-                  markup=False, highlight=False)
+                  markup=False, highlight=False, soft_wrap=True)
         return 1
     if as_json:
         sys.stdout.write(json.dumps(report_json(report), ensure_ascii=False) + "\n")
@@ -55,9 +55,9 @@ def run_report(settings: Settings, *, since: str, as_json: bool, html_file: str 
         try:
             path.write_text(render_report_html(report), encoding="utf-8")
         except OSError as exc:
-            err.print(f"regbot report: cannot write {path}: {exc.strerror}", markup=False, highlight=False)
+            err.print(f"regbot report: cannot write {path}: {exc.strerror}", markup=False, highlight=False, soft_wrap=True)
             return 1
-        err.print(f"{path}", markup=False, highlight=False)
+        err.print(f"{path}", markup=False, highlight=False, soft_wrap=True)
     else:
         print_report(report, out)
     return 0
