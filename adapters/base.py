@@ -27,6 +27,7 @@ class Feedback(BaseModel):
     answer: str = ""
     citations: tuple[Citation, ...] = ()
     comment: str = ""
+    turn_id: str = ""  # the rated turn (`Turn.turn_id`), when the adapter still knows it
 
 
 class ScopeRequest(BaseModel):

@@ -399,6 +399,23 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def add_report_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--since", default="7d", help="window such as 7d, 24h, 2w (default 7d)")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md §3 keys)")
+    shown.add_argument("--html", metavar="FILE", help="write the report with charts to FILE")
+    p.add_argument("--purge", action="store_true", help="delete records older than REGBOT_RECORDS_DAYS")
+    p.add_argument("--all", action="store_true", help="with --purge: delete every record")
+
+
+def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
+    """What was asked, answered, refused (by theme) and disliked, from the turn records `serve` writes."""
+    from bot.report_cli import run_report
+
+    return run_report(settings, since=args.since, as_json=args.json, html_file=args.html, purge=args.purge,
+                      purge_all=args.all, out=out, err=console)
+
+
 @dataclass(frozen=True)
 class Command:
     """One subcommand: its name, one-line help, its arguments and what it runs."""
@@ -418,6 +435,7 @@ COMMANDS: list[Command] = [
     Command("serve", "the HTTP server for Slack, Teams, health and metrics", add_serve_arguments, cmd_serve),
     Command("playground", "the web playground on 127.0.0.1 (opens a browser when there is one)",
             add_playground_arguments, cmd_playground),
+    Command("report", "what was asked, answered, refused (by theme) and disliked", add_report_arguments, cmd_report),
 ]
 
 

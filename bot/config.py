@@ -108,6 +108,15 @@ class Settings(BaseSettings):
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S",
                                description="Seconds a cached answer is reused; ingest invalidates the cache anyway.")
 
+    keep_questions: bool = Field(False, alias="REGBOT_KEEP_QUESTIONS",
+                                 description="`true` keeps question and answer text (truncated) in turn records; off: "
+                                             "only counts, routes, citations and hashed ids.")
+    records_days: float = Field(90.0, alias="REGBOT_RECORDS_DAYS",
+                                description="Days turn records are kept for `regbot report` and `/admin`; 0 keeps none.")
+    admin_token: str = Field("", alias="REGBOT_ADMIN_TOKEN",
+                             description="Bearer token that enables `/admin` (the operator report); unset: 404.",
+                             json_schema_extra={"secret": True})
+
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:
         if self.llm is None:

@@ -16,6 +16,7 @@ from bot.lifecycle import GracefulShutdown
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.readiness import check_readiness
+from bot.records import TurnRecorder, build_recorder
 from bot.scopes import ScopeResolver
 from bot.service import BotService
 from bot.startup import announce, summarize
@@ -35,6 +36,7 @@ class Runtime:
     metrics: Metrics
     service: BotService
     adapters: list = field(default_factory=list)
+    recorder: TurnRecorder | None = None
 
 
 RUNTIME = web.AppKey("runtime", Runtime)
@@ -51,12 +53,14 @@ def build_runtime(settings: Settings, components: Components, *, limits: LimitsC
                   store: StateStore | None = None, metrics: Metrics | None = None) -> Runtime:
     metrics = metrics or Metrics()
     store = store or build_store(settings, metrics)
+    recorder = build_recorder(settings, components)
     service = BotService(
         pipeline=components.pipeline, store=store, metrics=metrics,
         limits=limits or LimitsConfig.from_settings(settings), scopes=ScopeResolver.from_file(settings.scopes_file),
-        log_content=settings.log_content,
+        log_content=settings.log_content, recorder=recorder,
     )
-    return Runtime(settings=settings, components=components, store=store, metrics=metrics, service=service)
+    return Runtime(settings=settings, components=components, store=store, metrics=metrics, service=service,
+                   recorder=recorder)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -129,6 +133,10 @@ def create_app(runtime: Runtime) -> web.Application:
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_view)
     attach_adapters(app, runtime)
+    if runtime.settings.admin_token:
+        from bot.admin import AdminPage
+
+        AdminPage.for_runtime(runtime).attach(app)
 
     async def close(_: web.Application) -> None:
         # Adapters finish their in-flight answers (bounded) before state is closed.
@@ -138,6 +146,8 @@ def create_app(runtime: Runtime) -> web.Application:
             except Exception:
                 log.exception("closing %s failed", type(adapter).__name__)
         await runtime.store.close()
+        if runtime.recorder is not None:
+            await runtime.recorder.close()
         await runtime.components.aclose()
 
     app.on_shutdown.append(close)

@@ -20,6 +20,7 @@ from typing import Protocol
 from adapters.base import Feedback, ScopeRequest
 from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
 from bot.metrics import Metrics
+from bot.records import TurnRecorder
 from bot.scopes import ScopeResolver
 from bot.state import ConversationLocks, LockTimeout, StateStore, StateUnavailable
 from rag import messages
@@ -75,8 +76,10 @@ class BotService:
         scopes: ScopeResolver | None = None,
         clock: Callable[[], float] = time.time,
         log_content: bool = False,
+        recorder: TurnRecorder | None = None,
     ) -> None:
         self._pipeline = pipeline
+        self._recorder = recorder
         self._store = store
         self._metrics = metrics
         self._limits = limits if limits is not None else LimitsConfig()
@@ -132,6 +135,8 @@ class BotService:
     async def record_feedback(self, feedback: Feedback) -> None:
         record = {"at": self._clock(), **feedback.model_dump(mode="json")}
         self._metrics.observe_feedback(feedback.platform, feedback.rating)
+        if self._recorder is not None:
+            self._recorder.feedback_given(feedback, at=record["at"])
         try:
             await self._store.append_feedback(json.dumps(record, ensure_ascii=False))
         except StateUnavailable as exc:
@@ -281,6 +286,9 @@ class BotService:
         answer = record.answer
         route = answer.route.value if answer else "-"
         self._metrics.observe_request(record.platform, record.outcome)
+        if self._recorder is not None and record.platform != "cli":  # `regbot ask`/`chat` are tools, not usage
+            self._recorder.turn_ended(turn, platform=record.platform, outcome=record.outcome, answer=answer,
+                                      latency_s=latency_s, at=record.started)
         if answer is not None:
             self._metrics.observe_answer(
                 platform=record.platform,

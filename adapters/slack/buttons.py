@@ -76,6 +76,7 @@ class ButtonHandlers:
             question=record.question if record else (payload.q if payload else ""),
             answer=record.answer if record else _message_text(click.message),
             citations=record.citations if record else (payload.citations() if payload else ()),
+            turn_id=record.turn_id if record else "",
         )
         await self._service.record_feedback(feedback)
         thanks = sanitize_untrusted(messages.FEEDBACK_THANKS)

@@ -21,6 +21,7 @@ class AnswerRecord(BaseModel):
     answer: str
     citations: tuple[Citation, ...] = ()
     followups: tuple[str, ...] = ()
+    turn_id: str = ""  # the answered Turn, so feedback joins its turn record
 
 
 class RecentAnswers(RecentlyAnswered[AnswerRecord]):

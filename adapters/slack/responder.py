@@ -255,6 +255,7 @@ def _remember(recent: RecentAnswers, answer: Answer, collector: AnswerCollector,
         answer=answer.text,
         citations=collector.citations,
         followups=collector.followups,
+        turn_id=turn.turn_id,
     )
     recent.remember(record.answer_id, record)
     return record

@@ -73,6 +73,7 @@ class AnsweredMessage(BaseModel):
     question: str
     answer: str
     citations: tuple[Citation, ...] = ()
+    turn_id: str = ""  # the answered Turn, so feedback joins its turn record
 
 
 class AnsweredMessages(RecentlyAnswered[AnsweredMessage]):
@@ -211,7 +212,7 @@ class TeamsAgent:
             logger.exception("Answering Teams activity %s failed", question.activity_id)
             await _apologise(sender)
             return
-        self._remember(question, outcome)
+        self._remember(question, outcome, turn.turn_id)
         logger.info(
             "Teams turn %s answered in %s (delivered=%s, route=%s)",
             turn.turn_id,
@@ -239,10 +240,11 @@ class TeamsAgent:
             scope=scope,
         )
 
-    def _remember(self, question: TeamsQuestion, outcome: RenderOutcome) -> None:
+    def _remember(self, question: TeamsQuestion, outcome: RenderOutcome, turn_id: str) -> None:
         if outcome.delivered and outcome.message_id and outcome.answer is not None:
             answered = AnsweredMessage(
-                question=question.text, answer=outcome.answer.text, citations=outcome.answer.citations
+                question=question.text, answer=outcome.answer.text, citations=outcome.answer.citations,
+                turn_id=turn_id,
             )
             self._answered.remember(outcome.message_id, answered)
 
@@ -260,6 +262,7 @@ class TeamsAgent:
             answer=answered.answer if answered else "",
             citations=answered.citations if answered else (),
             comment=submission.comment,
+            turn_id=answered.turn_id if answered else "",
         )
         try:
             await self._service.record_feedback(feedback)

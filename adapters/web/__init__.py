@@ -5,6 +5,7 @@ Internal modules: page (the HTML and static files), events (AnswerEvents as Serv
 (request validation), article (the side panel's view of a cited article), records, labels.
 """
 
+from adapters.web.app import _SECURITY_HEADERS as SECURITY_HEADERS  # the operator page (bot/admin.py) shares them
 from adapters.web.app import ArticleLookup, WebPlaygroundAdapter
 
-__all__ = ["ArticleLookup", "WebPlaygroundAdapter"]
+__all__ = ["SECURITY_HEADERS", "ArticleLookup", "WebPlaygroundAdapter"]

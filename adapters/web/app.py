@@ -224,6 +224,7 @@ class WebPlaygroundAdapter:
             answer=answered.answer if answered else "",
             citations=answered.citations if answered else (),
             comment=vote.comment,
+            turn_id=vote.turn_id,
         ))
         return web.json_response({"recorded": True, "message": messages.FEEDBACK_THANKS})
 
