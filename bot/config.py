@@ -112,7 +112,8 @@ class Settings(BaseSettings):
                                  description="`true` keeps question and answer text (truncated) in turn records; off: "
                                              "only counts, routes, citations and hashed ids.")
     records_days: float = Field(90.0, alias="REGBOT_RECORDS_DAYS",
-                                description="Days turn records are kept for `regbot report` and `/admin`; 0 keeps none.")
+                                description="Days turn records are kept for `regbot report` and `/admin`; "
+                                            "0 keeps none.")
     admin_token: str = Field("", alias="REGBOT_ADMIN_TOKEN",
                              description="Bearer token that enables `/admin` (the operator report); unset: 404.",
                              json_schema_extra={"secret": True})
