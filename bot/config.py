@@ -118,6 +118,11 @@ class Settings(BaseSettings):
                              description="Bearer token that enables `/admin` (the operator report); unset: 404.",
                              json_schema_extra={"secret": True})
 
+    @property
+    def public_host_names(self) -> tuple[str, ...]:
+        """REGBOT_PUBLIC_HOSTS as a list of host names."""
+        return tuple(name.strip() for name in self.public_hosts.split(",") if name.strip())
+
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:
         if self.llm is None:
