@@ -472,11 +472,16 @@ def parser() -> argparse.ArgumentParser:
 
 def configure_cli_logging(verbose: bool) -> None:
     """Warnings and errors on stderr (INFO with -v), drawn so they do not break a spinner or progress bar."""
-    from rich.logging import RichHandler
+    handler: logging.Handler
+    if console.is_terminal:
+        from rich.logging import RichHandler
 
-    handler = RichHandler(console=console, show_time=False, show_path=False, markup=False, rich_tracebacks=False)
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], format="%(message)s",
-                        force=True)
+        handler = RichHandler(console=console, show_time=False, show_path=False, markup=False)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+    else:  # a file or a pipe: plain lines, never wrapped or padded
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
 
 
 def main(argv: list[str] | None = None, *, build_components: Callable | None = None) -> int:
