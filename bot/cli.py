@@ -135,7 +135,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise CliError(f"no such file or folder: {', '.join(missing)}")
-    console.print(f"data dir: {settings.data_dir}")
+    console.print(f"data dir: {settings.data_dir}", soft_wrap=True, highlight=False)
     components = args.build(settings)
     ingestor = components.ingestor()
     paths = [Path(p) for p in args.paths]
@@ -166,11 +166,14 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         table.add_column(column)
     for o in report.outcomes:
         style = {"failed": "red", "unchanged": "dim", "skipped": "yellow"}.get(o.status, "")
-        table.add_row(Path(o.path).name, o.status, o.doc, str(o.chunks), str(o.embedded), o.reason, style=style)
+        name = Path(o.path).name
+        reason = o.reason.removeprefix(f"{name}: ")  # loaders name the file; the row already does
+        table.add_row(name, o.status, o.doc, str(o.chunks), str(o.embedded), reason, style=style)
     console.print(table)
     console.print(f"added {report.count('added')}, updated {report.count('updated')}, "
                   f"unchanged {report.count('unchanged')}, removed {report.count('removed')}, "
-                  f"skipped {report.count('skipped')}, failed {len(report.failed)} → {settings.data_dir}")
+                  f"skipped {report.count('skipped')}, failed {len(report.failed)} → {settings.data_dir}",
+                  soft_wrap=True, highlight=False)
     return EXIT_FAILED if report.failed else EXIT_OK
 
 
