@@ -507,6 +507,11 @@ def main(argv: list[str] | None = None, *, build_components: Callable | None = N
         return EXIT_INPUT if isinstance(exc, _input_errors()) else EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `regbot ask … | head`: the reader left; not an error to report
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the interpreter's final flush is quiet
+        return EXIT_OK
     except Exception as exc:
         if args.verbose:
             console.print_exception()
