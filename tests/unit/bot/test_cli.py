@@ -194,3 +194,10 @@ class TestReadme:
 
         readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
         assert "(docs/configuration.md)" in readme and "(docs/eval.md)" in readme
+
+
+def test_ask_json_for_a_turn_without_an_answer_keeps_the_answer_shape():
+    from rag.models import Answer, Route
+
+    assert set(cli.error_json("x")) == set(cli.answer_json(Answer(text="y", route=Route.SEARCH)))
+    assert cli.error_json("실패")["route"] == "error"
