@@ -135,7 +135,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise CliError(f"no such file or folder: {', '.join(missing)}")
-    console.print(f"data dir: {settings.data_dir}")
+    console.print(f"data dir: {settings.data_dir}", soft_wrap=True, highlight=False)
     components = args.build(settings)
     ingestor = components.ingestor()
     paths = [Path(p) for p in args.paths]
@@ -166,11 +166,14 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         table.add_column(column)
     for o in report.outcomes:
         style = {"failed": "red", "unchanged": "dim", "skipped": "yellow"}.get(o.status, "")
-        table.add_row(Path(o.path).name, o.status, o.doc, str(o.chunks), str(o.embedded), o.reason, style=style)
+        name = Path(o.path).name
+        reason = o.reason.removeprefix(f"{name}: ")  # loaders name the file; the row already does
+        table.add_row(name, o.status, o.doc, str(o.chunks), str(o.embedded), reason, style=style)
     console.print(table)
     console.print(f"added {report.count('added')}, updated {report.count('updated')}, "
                   f"unchanged {report.count('unchanged')}, removed {report.count('removed')}, "
-                  f"skipped {report.count('skipped')}, failed {len(report.failed)} → {settings.data_dir}")
+                  f"skipped {report.count('skipped')}, failed {len(report.failed)} → {settings.data_dir}",
+                  soft_wrap=True, highlight=False)
     return EXIT_FAILED if report.failed else EXIT_OK
 
 
@@ -490,11 +493,16 @@ def parser() -> argparse.ArgumentParser:
 
 def configure_cli_logging(verbose: bool) -> None:
     """Warnings and errors on stderr (INFO with -v), drawn so they do not break a spinner or progress bar."""
-    from rich.logging import RichHandler
+    handler: logging.Handler
+    if console.is_terminal:
+        from rich.logging import RichHandler
 
-    handler = RichHandler(console=console, show_time=False, show_path=False, markup=False, rich_tracebacks=False)
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], format="%(message)s",
-                        force=True)
+        handler = RichHandler(console=console, show_time=False, show_path=False, markup=False)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+    else:  # a file or a pipe: plain lines, never wrapped or padded
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True)
 
 
 def main(argv: list[str] | None = None, *, build_components: Callable | None = None) -> int:
@@ -517,6 +525,11 @@ def main(argv: list[str] | None = None, *, build_components: Callable | None = N
         return EXIT_INPUT if isinstance(exc, _input_errors()) else EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `regbot ask … | head`: the reader left; not an error to report
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the interpreter's final flush is quiet
+        return EXIT_OK
     except Exception as exc:
         if args.verbose:
             console.print_exception()

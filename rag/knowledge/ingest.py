@@ -174,12 +174,12 @@ class Ingestor:
             if stale and self.dense is not None:
                 self.dense.delete(sorted(stale))
         except IngestError as exc:
-            log.warning("ingest failed for %s: %s", path, exc)
+            log.info("ingest failed for %s: %s", path, exc)  # the report says it; a warning would say it twice
             return FileOutcome(path=str(path), status="failed", reason=str(exc))
         except RetrievalUnavailable as exc:
             return FileOutcome(path=str(path), status="failed", reason=f"dense index unavailable: {exc}")
         except Exception as exc:  # a parser or library bug must not stop the batch
-            log.exception("unexpected error ingesting %s", path)
+            log.info("unexpected error ingesting %s", path, exc_info=True)  # the report names it; -v shows where
             return FileOutcome(path=str(path), status="failed", reason=f"unexpected error ({exc.__class__.__name__})")
         status = "updated" if previous is not None else "added"
         return FileOutcome(path=str(path), status=status, doc=parsed.doc, chunks=len(chunks), embedded=embedded,

@@ -31,8 +31,11 @@ def open_chroma_client(*, chroma_url: str = "", persist_dir: Path | None = None)
     settings = ChromaSettings(anonymized_telemetry=False)
     if chroma_url:
         url = urlparse(chroma_url)
-        return chromadb.HttpClient(host=url.hostname or "127.0.0.1", port=url.port or 8000,
-                                   ssl=url.scheme == "https", settings=settings)
+        try:
+            return chromadb.HttpClient(host=url.hostname or "127.0.0.1", port=url.port or 8000,
+                                       ssl=url.scheme == "https", settings=settings)
+        except ValueError as exc:  # chromadb's "Could not connect to a Chroma server": lexical-only, not a crash
+            raise RetrievalUnavailable(f"Chroma is not reachable at {chroma_url}") from exc
     if persist_dir is None:
         raise ValueError("persist_dir is required for embedded Chroma")
     persist_dir.mkdir(parents=True, exist_ok=True)

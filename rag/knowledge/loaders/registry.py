@@ -42,7 +42,8 @@ class LoaderRegistry:
         except IngestError:
             raise
         except Exception as exc:  # a loader bug or an unforeseen library error must not stop a whole ingest
-            logger.exception("loader %s failed on %s", loader.format, path)
+            # The IngestError below reaches the ingest report; the traceback is for `-v` (INFO), not for users.
+            logger.info("loader %s failed on %s", loader.format, path, exc_info=True)
             raise IngestError(
                 f"{path.name}: could not be read as {loader.format.upper()} ({type(exc).__name__}: {exc})"
             ) from exc

@@ -119,3 +119,25 @@ class TestChat:
         assert code == 0
         assert recording.pipeline.turns == []
         assert "이어지는 질문" in err
+
+
+class TestIngest:
+    def test_a_bad_file_is_reported_once_and_the_data_dir_is_printed(self, tmp_path, kiwi_tokenizer, capsys):
+        from bot.app import build_components
+        from testkit import HashingEmbedder
+
+        folder = tmp_path / "rules"
+        folder.mkdir()
+        (folder / "ok.md").write_text("# 휴가 지침\n\n제1조(휴가) 휴가는 미리 신청한다.\n", encoding="utf-8")
+        (folder / "noise.txt").write_bytes(bytes(range(1, 32)) * 100)
+        data_dir = tmp_path / "data"
+
+        def build(settings):
+            return build_components(settings, embedder=HashingEmbedder(), tokenizer=kiwi_tokenizer)
+
+        code = cli.main(["--data-dir", str(data_dir), "ingest", str(folder)], build_components=build)
+        err = capsys.readouterr().err
+        assert code == cli.EXIT_FAILED
+        assert f"data dir: {data_dir}" in err
+        assert err.count("noise.txt") == 1, err
+        assert "Traceback" not in err and "WARNING" not in err

@@ -179,3 +179,25 @@ class TestOptions:
         code, _, err = run(["--data-dir", str(tmp_path), "search", "연차"], builder, capsys)
         assert code == cli.EXIT_INPUT
         assert one_line(err).startswith("regbot: invalid setting REGBOT_PORT")
+
+
+class TestReadme:
+    def test_every_command_has_a_row_in_the_readme_command_table(self):
+        from testkit import REPO_ROOT
+
+        readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+        missing = [c.name for c in cli.COMMANDS if f"| `regbot {c.name}" not in readme]
+        assert missing == [], f"README.md's command table lacks a row for: {', '.join(missing)}"
+
+    def test_the_readme_points_to_the_generated_configuration_and_the_eval_format(self):
+        from testkit import REPO_ROOT
+
+        readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+        assert "(docs/configuration.md)" in readme and "(docs/eval.md)" in readme
+
+
+def test_ask_json_for_a_turn_without_an_answer_keeps_the_answer_shape():
+    from rag.models import Answer, Route
+
+    assert set(cli.error_json("x")) == set(cli.answer_json(Answer(text="y", route=Route.SEARCH)))
+    assert cli.error_json("실패")["route"] == "error"
