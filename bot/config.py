@@ -8,6 +8,15 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag.retrieval.config import RetrievalConfig
+
+
+class RetrievalSettings(BaseSettings, RetrievalConfig):
+    """Every retrieval knob (`RetrievalConfig`, one definition of each default) as `REGBOT_RETRIEVAL_<FIELD>`,
+    e.g. `REGBOT_RETRIEVAL_DENSE_WEIGHT=0.4`, `REGBOT_RETRIEVAL_RERANKER=cross_encoder`."""
+
+    model_config = SettingsConfigDict(env_prefix="REGBOT_RETRIEVAL_", extra="ignore", frozen=True)
+
 
 class Settings(BaseSettings):
     """Every environment variable regbot reads. `rag/` and `adapters/` never read the environment."""
@@ -44,6 +53,11 @@ class Settings(BaseSettings):
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)  # REGBOT_RETRIEVAL_*
+    per_query_k: int = Field(6, ge=1, alias="REGBOT_PER_QUERY_K")  # hits per planned query (each part's budget)
+    max_total_hits: int = Field(12, ge=1, alias="REGBOT_MAX_TOTAL_HITS")  # merged hits graded and reported
+    history_turns: int = Field(1, ge=1, alias="REGBOT_HISTORY_TURNS")  # earlier user turns a follow-up leans on
+    neighbours_max: int = Field(2, ge=0, alias="REGBOT_NEIGHBOURS_MAX")  # article parts / cited articles per part
 
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:

@@ -2,6 +2,7 @@ import unicodedata
 
 import pytest
 
+from rag.models import Message, Role
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer, load_audiences, load_synonyms
 
 
@@ -67,19 +68,34 @@ def test_shipped_tables_load():
     "정해지면 언제부터 적용돼?",
 ])
 def test_follow_up_that_leans_on_history_is_folded(kiwi_tokenizer, question):
-    folded = ConversationFolder(kiwi_tokenizer).fold(question, ["연차휴가는 며칠이야?"])
+    folded = ConversationFolder(kiwi_tokenizer).fold(question, [user("연차휴가는 며칠이야?")])
     assert folded.used_history
     assert folded.context == "연차휴가는 며칠이야?"
-    assert folded.standalone.startswith("연차휴가는 며칠이야?")
+    assert folded.standalone.startswith("연차휴가는 며칠이야 ")
 
 
 def test_self_contained_question_is_not_folded(kiwi_tokenizer):
     folded = ConversationFolder(kiwi_tokenizer).fold("육아휴직 급여는 회사가 주는 거야 고용센터가 주는 거야?",
-                                                     ["연차휴가는 며칠이야?"])
+                                                     [user("연차휴가는 며칠이야?"), bot("15일이에요.")])
     assert not folded.used_history
     assert folded.standalone == "육아휴직 급여는 회사가 주는 거야 고용센터가 주는 거야?"
 
 
 def test_folding_keeps_only_the_latest_turns(kiwi_tokenizer):
-    folded = ConversationFolder(kiwi_tokenizer, max_turns=1).fold("그럼 그건?", ["첫 질문", "둘째 질문"])
+    folded = ConversationFolder(kiwi_tokenizer, max_turns=1).fold("그럼 그건?", [user("첫 질문"), user("둘째 질문")])
     assert folded.context == "둘째 질문"
+
+
+def user(text: str) -> Message:
+    return Message(role=Role.USER, content=text)
+
+
+def bot(text: str) -> Message:
+    return Message(role=Role.ASSISTANT, content=text)
+
+
+def test_a_follow_up_leans_on_the_reply_it_answers_too(kiwi_tokenizer):
+    history = [user("구제명령을 회사가 안 따라."), bot("노동위원회가 이행강제금을 부과합니다.")]
+    folded = ConversationFolder(kiwi_tokenizer).fold("그 금액은 최대 얼마야?", history)
+    assert "이행강제금" in folded.context and "구제명령" in folded.context
+    assert folded.text == "그 금액은 최대 얼마야?"
