@@ -76,3 +76,14 @@ async def test_evidence_is_chosen_per_part_by_type_not_position():
     assert [g.question for g in evidence.groups] == ["세금?", "절차?"]
     assert labels(evidence.groups[0].hits) == ["세법 제6조"]  # what the grader found relevant
     assert labels(evidence.groups[1].hits) == ["세법 제6조"]  # nothing of its own: the relevant merged hits
+
+
+async def test_evidence_gains_the_article_a_hit_cites_and_its_other_part(rules_corpus):
+    from rag.retrieval.neighbours import NeighbourExpander
+
+    dismissal = next(c for c in rules_corpus.chunks if c.article == "제23조")
+    retriever = RankingsByQuery({"해고": [Hit(chunk=dismissal, score=1.0)]})
+    result = await PlannedRetrieval(retriever).run(RetrievalRequest(queries=(PlannedQuery(text="해고"),)))
+    evidence = EvidenceSelector(NeighbourExpander(rules_corpus, aliases={}), max_neighbours=2).run(result, set())
+    assert labels(evidence.groups[0].neighbours) == ["근로기준법 제60조"]
+    assert labels(evidence.as_parts(lead=3)[0]) == ["근로기준법 제23조", "근로기준법 제60조"]
