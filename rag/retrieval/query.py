@@ -162,14 +162,18 @@ class QueryAnalyzer:
         return ""
 
 
-# Words that point back at the conversation: demonstratives, ellipsis openers, "그럼".
+# Words that point back at the conversation: demonstratives and "그럼"-openers anywhere (see `leans_on_history`),
+# and connectives that continue the last turn when they open the question ("그리고 퇴직금은?"; mid-question they
+# only join its own clauses).
 _LEANING = re.compile(
-    r"(^|\s)(그럼|그러면|그렇다면|그건|그거|그게|그걸|그것|거기|그곳|그때|그런|그렇게|그래서|근데|그런데|그리고|아니면"
-    r"|또|이건|이거|이게|이것|저건|저거|그\s|이\s|이런|저런|이렇게|해당|마찬가지|똑같|그\s?외|그\s?밖)"
+    r"(^|\s)(그럼|그러면|그렇다면|그건|그거|그게|그걸|그것|거기|그곳|그때|그런|그렇게"
+    r"|이건|이거|이게|이것|저건|저거|그\s|이\s|이런|저런|이렇게|해당|마찬가지|똑같|그\s?외|그\s?밖)"
 )
+_OPENING = re.compile(r"^\s*(그래서|근데|그런데|그리고|아니면|또)\b")
 # A bare condition ("6년 넘게 근무하면?", "부정한 방법이라면?") continues the previous question.
 _CONDITION_ONLY = re.compile(r"(면|라면|다면|이면|거면|는|은|도)\s*[?？]?\s*$")
-_TOPIC_NOUNS = 2
+_TOPIC_NOUNS = 1
+_INTERNAL_TOPIC_NOUNS = 3  # topic nouns before a pointer word that make it point inside the question
 _SHORT_CHARS = 12  # without a tokenizer: a question this short (no spaces) borrows its subject
 
 
@@ -210,14 +214,24 @@ class ConversationFolder:
 
     def leans_on_history(self, question: str) -> bool:
         text = normalize_text(question).strip()
-        if _LEANING.search(text) or _CONDITION_ONLY.search(text):
+        if _CONDITION_ONLY.search(text) or _OPENING.match(text):
             return True
         if self.tokenizer is None:
-            return len(text.replace(" ", "")) <= _SHORT_CHARS
-        # Ellipsis: a question with few topic nouns ("정해지면 언제부터 적용돼?") borrows its subject.
+            return bool(_LEANING.search(text)) or len(text.replace(" ", "")) <= _SHORT_CHARS
+        cue = _LEANING.search(text)
+        # A pointer word after the question has named its own topic ("…서약서를 쓰라는데 이거 괜찮아?", "A하는
+        # 항목이랑, 회사가 그 계약서를…") points inside the question; at its start it points at the conversation.
+        if cue and len(self._topic_nouns(text[: cue.start()])) < _INTERNAL_TOPIC_NOUNS:
+            return True
+        # Ellipsis: a question with (almost) no topic noun ("정해지면 언제부터 적용돼?") borrows its subject.
+        return len(self._topic_nouns(text)) <= _TOPIC_NOUNS
+
+    def _topic_nouns(self, text: str) -> set[str]:
+        """Distinct content nouns; a compound's parts (박사과정 → 박사, 과정) count once."""
+        assert self.tokenizer is not None
         nouns = {t for t in self.tokenizer.tokens(text)
-                 if len(t) > 1 and not t[0].isdigit() and not (t.endswith("다") and len(t) <= 3)}
-        return len(nouns) <= _TOPIC_NOUNS
+                 if len(t) > 1 and not t[0].isdigit() and not (t.endswith("다") and len(t) <= 3)} if text else set()
+        return {t for t in nouns if not any(t != other and t in other for other in nouns)}
 
     def fold(self, question: str, history: Sequence[Message]) -> FoldedQuery:
         """`history` oldest first (user and assistant messages); the latest exchange is folded in when the

@@ -99,3 +99,20 @@ def test_a_follow_up_leans_on_the_reply_it_answers_too(kiwi_tokenizer):
     folded = ConversationFolder(kiwi_tokenizer).fold("그 금액은 최대 얼마야?", history)
     assert "이행강제금" in folded.context and "구제명령" in folded.context
     assert folded.text == "그 금액은 최대 얼마야?"
+
+
+@pytest.mark.parametrize("question", [
+    "입사할 때 결혼하면 퇴사한다는 서약서를 쓰라는데 이거 괜찮은 거야?",
+    "직장 내 성희롱이 뭔지, 그리고 신고가 들어오면 회사는 뭘 해야 해?",
+    "여비 종류",
+])
+def test_a_standalone_question_after_an_unrelated_exchange_is_not_folded(kiwi_tokenizer, question):
+    history = [user("부가세 신고 기한이 언제야?"), bot("25일까지 신고해야 해요.")]
+    assert not ConversationFolder(kiwi_tokenizer).fold(question, history).used_history
+
+
+@pytest.mark.parametrize("question", ["그 금액은 최대 얼마야?", "전세 보증금 내는 것도 거기 포함돼?",
+                                      "그리고 퇴직금은?"])
+def test_a_pointer_at_the_start_of_a_question_leans_on_the_conversation(kiwi_tokenizer, question):
+    history = [user("구제명령을 회사가 안 따라."), bot("이행강제금을 부과합니다.")]
+    assert ConversationFolder(kiwi_tokenizer).fold(question, history).used_history
