@@ -7,8 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rag.knowledge.parser import article_label
-from rag.models import Chunk, Scope, paragraph_marker
+from rag.models import Chunk, Scope, article_label, paragraph_marker
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
 from rag.text import collapse_spaces, normalize_text
