@@ -267,7 +267,7 @@ class Bench:
                                           clear))
             measured["ours_lexical_only"].append(
                 timed(lambda q=question, c=context: lexical_only.search_sync(q, k=K, context=c), clear))
-            embedded = retriever.dense_query_text(retriever.analyzer.analyze(question, context=context))
+            embedded = retriever.query_embedder.text(retriever.analyzer.analyze(question, context=context))
             measured["ours_query_embedding"].append(timed(lambda t=embedded: self.embedder.embed_query(t), clear))
         return {name: {"queries": len(v), "p50_ms": round(percentile(v, 50), 1),
                        "p95_ms": round(percentile(v, 95), 1), "mean_ms": round(statistics.fmean(v), 1) if v else 0.0}

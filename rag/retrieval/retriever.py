@@ -26,7 +26,7 @@ from rag.retrieval.components import (
 )
 from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
-from rag.retrieval.domains import DomainClassifier, DomainDecision, load_domains
+from rag.retrieval.domains import DomainClassifier, load_domains
 from rag.retrieval.names import load_aliases
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
 from rag.retrieval.rerank import AsyncReranker, HeuristicReranker, Reranker
@@ -92,16 +92,6 @@ class HybridRetriever:
 
     def get(self, chunk_id: str) -> Chunk | None:
         return self.corpus.get(chunk_id)
-
-    def classify(self, query: str, *, context: str = "") -> DomainDecision:
-        """The question's domains (for filters and per-domain budgets in the caller)."""
-        analyzed = self.analyzer.analyze(query, context=context)
-        self.corpus.refresh()
-        return self.domains.run(analyzed, self.query_embedder.run(analyzed)).decision
-
-    def dense_query_text(self, analyzed: AnalyzedQuery) -> str:
-        """The text the dense model embeds for a query (see `RetrievalConfig.dense_query`)."""
-        return self.query_embedder.text(analyzed)
 
     # --- the pipeline of steps ----------------------------------------------------------------------------------
 
