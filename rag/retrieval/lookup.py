@@ -7,8 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rag.knowledge.parser import article_label
-from rag.models import Chunk, Scope, paragraph_marker
+from rag.models import Chunk, Scope, article_label, paragraph_marker
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
 from rag.text import collapse_spaces, normalize_text
@@ -18,7 +17,11 @@ _FILLER = re.compile(r"^\s*(?:조문|전문|원문|내용|목차|조항)?\s*(?:�
                      r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|뭐야|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
 _ARTICLE_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
 _DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")
-_ANNEX_REF = re.compile(r"^\s*\[?(별표|별지)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
+_ANNEX_REF = re.compile(r"^\s*\[?(별표|별지|서식)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
+# The whole text of a regulation, optionally one page of it: "전문", "전문 2쪽", "전문 3페이지", "원문 2".
+_FULLTEXT_REF = re.compile(r"^\s*(?:전문|원문|전체\s*조문)\s*(?:(\d+)\s*(?:쪽|페이지|p)?)?(.*)$")
+# "시행령"/"시행규칙" after a law whose decree is not indexed.
+_SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
 _ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 
 
@@ -27,13 +30,14 @@ class LookupResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["article", "chapter", "annex", "addenda", "overview", "ambiguous", "not_found"]
+    kind: Literal["article", "chapter", "annex", "addenda", "overview", "fulltext", "ambiguous", "not_found"]
     doc: str = ""
     target: str = ""  # 제60조, 제4장, 별표 2, 부칙, or "" for an overview
     paragraph: str = ""  # ① when the reference named a 항
     chunks: tuple[Chunk, ...] = ()
     candidates: tuple[str, ...] = ()
     outline: tuple[str, ...] = ()  # overview / chapter: the headings and article titles
+    page: int = 1  # fulltext: which page was asked for (1-based)
 
 
 class StructuralLookup:
@@ -63,19 +67,24 @@ class StructuralLookup:
             return None
         if _FILLER.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
+        match = _SUBORDINATE.match(rest)
+        if match and _reference_rest(rest[match.end():]) is not None:
+            return doc, rest  # the decree of a law that is indexed, when the decree itself is not
         return None
 
     def lookup(self, query: str, scope: Scope | None = None) -> LookupResult:
         text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
         doc, rest = self.names().longest_prefix(text)
         if not doc:
-            name = re.split(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|부칙)", text)[0]
+            name = re.split(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)", text)[0]
             match = self.names().resolve(name)
             if match.candidates:
                 return LookupResult(kind="ambiguous", candidates=match.candidates)
             if not match.doc:
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
+        if _SUBORDINATE.match(rest):
+            return LookupResult(kind="not_found", target=text)  # the law is indexed, its decree is not
         chunks = self.corpus.of_document(doc, scope)
         if not chunks:
             return LookupResult(kind="not_found", doc=doc, target=text)
@@ -83,6 +92,9 @@ class StructuralLookup:
         if reference is None:
             return self._overview(doc, chunks)
         kind, target, paragraph = reference
+        if kind == "fulltext":
+            body = tuple(c for c in chunks if not c.deleted)
+            return LookupResult(kind="fulltext", doc=doc, chunks=body, page=int(paragraph or 1))
         if kind == "chapter":
             return self._chapter(doc, target, chunks)
         selected = tuple(c for c in chunks if c.article == target)
@@ -119,7 +131,11 @@ class StructuralLookup:
 
 
 def _reference_rest(rest: str) -> tuple[str, str, str] | None:
-    """(kind, target, paragraph marker) for the part after the document name, or None."""
+    """(kind, target, paragraph marker) for the part after the document name, or None (for a fulltext
+    reference the third item is the page number)."""
+    match = _FULLTEXT_REF.match(rest)
+    if match and _FILLER.match(match.group(2)):
+        return "fulltext", "전문", match.group(1) or ""
     match = _ARTICLE_REF.match(rest)
     if match and _FILLER.match(match.group(4)):
         number, branch, para = int(match.group(1)), match.group(2), match.group(3)
@@ -131,7 +147,8 @@ def _reference_rest(rest: str) -> tuple[str, str, str] | None:
         return "chapter", label, ""
     match = _ANNEX_REF.match(rest)
     if match and _FILLER.match(match.group(4)):
-        label = f"{match.group(1)} {match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
+        kind = "별지" if match.group(1) == "서식" else match.group(1)  # 서식 N is the form 별지 N
+        label = f"{kind} {match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "annex", label, ""
     match = _ADDENDA_REF.match(rest)
     if match and _FILLER.match(match.group(1)):

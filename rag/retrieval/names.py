@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from rag.text import doc_key
 
+# "시행령"/"시행규칙" right after a law's name (with or without a space).
+_SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
 DEFAULT_ALIASES = Path(__file__).resolve().parent.parent / "data" / "aliases.yaml"
 
 
@@ -55,7 +58,21 @@ class DocumentNames:
         return NameMatch(candidates=tuple(partial))
 
     def longest_prefix(self, text: str) -> tuple[str, str]:
-        """The longest known name that `text` starts with (ignoring spaces): (document, rest of text)."""
+        """The longest known name that `text` starts with (ignoring spaces): (document, rest of text).
+
+        A name followed by 시행령/시행규칙 ("근기법 시행령 30조") names that decree or rule of the law when it is
+        indexed, so no alias is needed per decree."""
+        doc, rest = self._longest_prefix(text)
+        if doc:
+            match = _SUBORDINATE.match(rest)
+            if match:
+                wanted = doc_key(f"{doc} {match.group(1)}")
+                subordinate = self.keys.get(wanted)
+                if subordinate:
+                    return subordinate, rest[match.end():]
+        return doc, rest
+
+    def _longest_prefix(self, text: str) -> tuple[str, str]:
         compact_positions = [i for i, ch in enumerate(text) if not ch.isspace()]
         best: tuple[str, str] = ("", text)
         best_len = 0

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag.knowledge.parser import article_label
-from rag.models import Chunk, Hit, Scope
+from rag.models import Chunk, Hit, Scope, article_label
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
 

@@ -11,16 +11,13 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from rag.models import Message, Role
+from rag.retrieval.config import CONTEXT_WEIGHT, EXPANSION_WEIGHT, OWN_WEIGHT
 from rag.retrieval.tokenizer import Tokenizer
 from rag.text import collapse_spaces, normalize_text
 
 DEFAULT_SYNONYMS = Path(__file__).resolve().parent.parent / "data" / "synonyms.yaml"
 
-# Weights of the three kinds of query words in lexical scoring: the user's own words count fully; table
-# expansions and words from earlier turns help but must not outrank a real match on the question itself.
-OWN_WEIGHT = 1.0
-EXPANSION_WEIGHT = 0.6
-CONTEXT_WEIGHT = 0.5
 
 
 def _read_table(path: Path) -> dict:
@@ -165,23 +162,29 @@ class QueryAnalyzer:
         return ""
 
 
-# Words that point back at the conversation: demonstratives, ellipsis openers, "그럼".
+# Words that point back at the conversation: demonstratives and "그럼"-openers anywhere (see `leans_on_history`),
+# and connectives that continue the last turn when they open the question ("그리고 퇴직금은?"; mid-question they
+# only join its own clauses).
 _LEANING = re.compile(
-    r"(^|\s)(그럼|그러면|그렇다면|그건|그거|그게|그걸|그것|거기|그곳|그때|그런|그렇게|그래서|근데|그런데|그리고|아니면"
-    r"|또|이건|이거|이게|이것|저건|저거|그\s|이\s|이런|저런|이렇게|해당|마찬가지|똑같)"
+    r"(^|\s)(그럼|그러면|그렇다면|그건|그거|그게|그걸|그것|거기|그곳|그때|그런|그렇게"
+    r"|이건|이거|이게|이것|저건|저거|그\s|이\s|이런|저런|이렇게|해당|마찬가지|똑같|그\s?외|그\s?밖)"
 )
+_OPENING = re.compile(r"^\s*(그래서|근데|그런데|그리고|아니면|또)\b")
 # A bare condition ("6년 넘게 근무하면?", "부정한 방법이라면?") continues the previous question.
 _CONDITION_ONLY = re.compile(r"(면|라면|다면|이면|거면|는|은|도)\s*[?？]?\s*$")
-_TOPIC_NOUNS = 2
+_TOPIC_NOUNS = 1
+_INTERNAL_TOPIC_NOUNS = 3  # topic nouns before a pointer word that make it point inside the question
+_SHORT_CHARS = 12  # without a tokenizer: a question this short (no spaces) borrows its subject
 
 
 class FoldedQuery(BaseModel):
-    """A follow-up with the earlier turn it leans on (empty when it stands alone)."""
+    """A follow-up with the earlier exchange it leans on (empty context when it stands alone)."""
 
     model_config = ConfigDict(frozen=True)
 
     text: str
     context: str = ""
+    previous_question: str = ""  # the last earlier user turn, when folded
 
     @property
     def used_history(self) -> bool:
@@ -189,34 +192,59 @@ class FoldedQuery(BaseModel):
 
     @property
     def standalone(self) -> str:
-        """Earlier turn and question as one line (for callers that pass a single string)."""
-        return collapse_spaces(f"{self.context} {self.text}")
+        """Earlier question and this one as one line (for callers that pass a single string)."""
+        return collapse_spaces(f"{self.previous_question.rstrip('?.!~ ')} {self.text}")
 
 
 class ConversationFolder:
-    """Decides whether a question leans on earlier user turns (pronouns, 그럼, ellipsis, few topic words) and,
-    if so, which turns to fold in. Offline; an LLM rewrite can replace it where one is configured."""
+    """Decides whether a question leans on the conversation (pronouns, 그럼, a bare condition, few topic words)
+    and, if so, what it leans on: the last `max_turns` user turns and the reply that followed the last one, each
+    cut to `max_chars`. Retrieval searches that context at a lower weight than the question's own words, so a
+    follow-up finds its subject and a standalone question is searched as asked. Offline; the LLM understander's
+    rewrite replaces it where one is configured."""
 
-    def __init__(self, tokenizer: Tokenizer, *, max_turns: int = 2, max_chars: int = 300) -> None:
+    def __init__(self, tokenizer: Tokenizer | None = None, *, max_turns: int = 1, max_chars: int = 300,
+                 include_reply: bool = True) -> None:
+        if max_turns < 1 or max_chars < 1:
+            raise ValueError("max_turns and max_chars must be positive")
         self.tokenizer = tokenizer
         self.max_turns = max_turns
         self.max_chars = max_chars
+        self.include_reply = include_reply
 
     def leans_on_history(self, question: str) -> bool:
         text = normalize_text(question).strip()
-        if _LEANING.search(text):
+        if _CONDITION_ONLY.search(text) or _OPENING.match(text):
             return True
-        if _CONDITION_ONLY.search(text):
+        if self.tokenizer is None:
+            return bool(_LEANING.search(text)) or len(text.replace(" ", "")) <= _SHORT_CHARS
+        cue = _LEANING.search(text)
+        # A pointer word after the question has named its own topic ("…서약서를 쓰라는데 이거 괜찮아?", "A하는
+        # 항목이랑, 회사가 그 계약서를…") points inside the question; at its start it points at the conversation.
+        if cue and len(self._topic_nouns(text[: cue.start()])) < _INTERNAL_TOPIC_NOUNS:
             return True
-        # Ellipsis: a question with few topic nouns ("정해지면 언제부터 적용돼?") borrows its subject.
-        nouns = {t for t in self.tokenizer.tokens(text)
-                 if len(t) > 1 and not t[0].isdigit() and not (t.endswith("다") and len(t) <= 3)}
-        return len(nouns) <= _TOPIC_NOUNS
+        # Ellipsis: a question with (almost) no topic noun ("정해지면 언제부터 적용돼?") borrows its subject.
+        return len(self._topic_nouns(text)) <= _TOPIC_NOUNS
 
-    def fold(self, question: str, earlier_user_turns: Sequence[str]) -> FoldedQuery:
-        """`earlier_user_turns` oldest first; the most recent ones are folded in when the question leans on them."""
+    def _topic_nouns(self, text: str) -> set[str]:
+        """Distinct content nouns; a compound's parts (박사과정 → 박사, 과정) count once."""
+        assert self.tokenizer is not None
+        nouns = {t for t in self.tokenizer.tokens(text)
+                 if len(t) > 1 and not t[0].isdigit() and not (t.endswith("다") and len(t) <= 3)} if text else set()
+        return {t for t in nouns if not any(t != other and t in other for other in nouns)}
+
+    def fold(self, question: str, history: Sequence[Message]) -> FoldedQuery:
+        """`history` oldest first (user and assistant messages); the latest exchange is folded in when the
+        question leans on it."""
         question = collapse_spaces(normalize_text(question))
-        turns = [collapse_spaces(normalize_text(t))[: self.max_chars] for t in earlier_user_turns if t.strip()]
-        if not turns or not self.leans_on_history(question):
+        users = [i for i, m in enumerate(history) if m.role == Role.USER and m.content.strip()]
+        if not users or not self.leans_on_history(question):
             return FoldedQuery(text=question)
-        return FoldedQuery(text=question, context=" ".join(turns[-self.max_turns:]))
+        picked = [self._cut(history[i].content) for i in users[-self.max_turns:]]
+        last = users[-1]
+        reply = next((m.content for m in history[last + 1:] if m.role == Role.ASSISTANT and m.content.strip()), "")
+        parts = [*picked, self._cut(reply)] if self.include_reply and reply else picked
+        return FoldedQuery(text=question, context=" ".join(parts), previous_question=picked[-1])
+
+    def _cut(self, text: str) -> str:
+        return collapse_spaces(normalize_text(text))[: self.max_chars]

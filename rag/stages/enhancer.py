@@ -1,18 +1,12 @@
-"""QueryEnhancer: makes a follow-up question stand alone by folding in the earlier user turns it leans on."""
+"""QueryEnhancer: makes a follow-up question stand alone by folding in the earlier exchange it leans on."""
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict
 
-from rag.models import Message, Role
+from rag.models import Message
+from rag.retrieval.query import ConversationFolder
 
-# Words that point back at the conversation: pronouns, ellipsis openers, "그럼".
-_LEANING = re.compile(
-    r"(^|\s)(그럼|그러면|그건|그거|그게|그걸|그것|거기|그\s|그때|그런|그렇게|이건|이거|이것|저건"
-    r"|그래서|근데|그리고|또|그 외|그밖|그 밖)"
-)
 HISTORY_MESSAGES = 6
 HISTORY_CHARS = 300
 
@@ -20,9 +14,12 @@ HISTORY_CHARS = 300
 class EnhancedQuery(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    text: str  # the standalone question used for retrieval
+    text: str  # the standalone question (graded and answered)
     original: str
     used_history: bool = False
+    # What a follow-up leans on (the earlier question and the reply to it): retrieval searches it at a lower
+    # weight than the question's own words. Empty when the question stands alone or an LLM rewrote it.
+    context: str = ""
 
 
 def recent_history(history: tuple[Message, ...]) -> list[Message]:
@@ -31,13 +28,14 @@ def recent_history(history: tuple[Message, ...]) -> list[Message]:
 
 
 class OfflineQueryEnhancer:
-    """Prepends the previous user question when the new one leans on it (pronouns, 그럼, a short fragment)."""
+    """Folds in the previous exchange when the new question leans on it (pronouns, 그럼, a short fragment):
+    `text` prepends the previous question, `context` carries the exchange for retrieval."""
+
+    def __init__(self, folder: ConversationFolder | None = None) -> None:
+        self.folder = folder or ConversationFolder()
 
     async def run(self, question: str, history: tuple[Message, ...]) -> EnhancedQuery:
-        users = [m.content for m in recent_history(history) if m.role == Role.USER]
-        if not users:
+        folded = self.folder.fold(question, recent_history(history))
+        if not folded.used_history:
             return EnhancedQuery(text=question, original=question)
-        leaning = bool(_LEANING.search(question)) or len(question.replace(" ", "")) <= 12
-        if not leaning:
-            return EnhancedQuery(text=question, original=question)
-        return EnhancedQuery(text=f"{users[-1].rstrip('?.!~ ')} {question}", original=question, used_history=True)
+        return EnhancedQuery(text=folded.standalone, original=question, used_history=True, context=folded.context)

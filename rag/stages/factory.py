@@ -9,7 +9,7 @@ from rag.llm import LlmProvider
 from rag.pipeline import PipelineStages
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
-from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.enhancer import OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
@@ -36,13 +36,13 @@ class StageTimeouts(BaseModel):
 
 def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: Tokenizer, lookup: StructuralLookup,
                  analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
-                 timeouts: StageTimeouts | None = None) -> PipelineStages:
+                 timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
     """
     timeouts = timeouts or StageTimeouts()
-    understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
+    understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(folder or ConversationFolder(tokenizer)),
                                             router=OfflineQueryRouter(lookup, tokenizer),
                                             planner=OfflineQueryPlanner(tokenizer))
     grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from rag import messages
-from rag.models import Citation, Scope
+from rag.models import Chunk, Citation, Scope
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.generator import DraftAnswer, split_paragraphs
 
 MAX_OUTLINE_LINES = 60
+FULLTEXT_PAGE_CHARS = 3500  # one chat message (Slack sections and Teams cards stay readable at this size)
 
 
 class StructuralAnswerer:
@@ -26,6 +27,8 @@ class StructuralAnswerer:
             return DraftAnswer(text=text, citations=())
         if result.kind == "not_found" or not result.chunks:
             return DraftAnswer(text=messages.LOOKUP_NOT_FOUND.format(query=query), citations=())
+        if result.kind == "fulltext":
+            return self._fulltext(result)
         first = result.chunks[0]
         citation = Citation(index=1, doc=result.doc, article=first.article if result.kind != "chapter" else "",
                             paragraph=result.paragraph, title=first.title, url=first.source_url,
@@ -48,3 +51,27 @@ class StructuralAnswerer:
         title = f"({first.title})" if first.title and result.kind == "article" else f" {first.title}"
         text = f"**{result.doc} {result.target}{title}** [1]\n{body}\n"
         return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": body[:300]}),))
+
+    @staticmethod
+    def _fulltext(result: LookupResult) -> DraftAnswer:
+        """One page of the whole text, cut at article boundaries, with how to ask for the next page."""
+        pages: list[list[Chunk]] = [[]]
+        size = 0
+        for chunk in result.chunks:
+            text = chunk.text if not chunk.part else chunk.text.partition("\n")[2]
+            if pages[-1] and size + len(text) > FULLTEXT_PAGE_CHARS:
+                pages.append([])
+                size = 0
+            pages[-1].append(chunk)
+            size += len(text) + 1
+        number = min(max(result.page, 1), len(pages))
+        shown = pages[number - 1]
+        body = "\n".join(c.text if not c.part else c.text.partition("\n")[2] for c in shown)
+        header = messages.FULLTEXT_HEADER.format(doc=result.doc, page=number, pages=len(pages))
+        lines = [f"{header} [1]", "", body.strip()]
+        if number < len(pages):
+            lines += ["", messages.FULLTEXT_NEXT.format(doc=result.doc, page=number + 1)]
+        first = shown[0]
+        citation = Citation(index=1, doc=result.doc, article=first.article, title=first.title, url=first.source_url,
+                            chunk_id=first.chunk_id, chapter=first.chapter, quote=body[:300])
+        return DraftAnswer(text="\n".join(lines) + "\n", citations=(citation,))

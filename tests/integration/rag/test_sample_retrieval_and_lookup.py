@@ -120,7 +120,9 @@ def test_neighbour_expansion_adds_the_article_a_hit_cites(sample_components):
 
 
 def test_retriever_names_the_domain_of_a_question(sample_components):
-    assert sample_components.retriever.classify("야근하면 수당 더 받아?").domains == ("labor",)
+    retriever = sample_components.retriever
+    analyzed = retriever.analyzer.analyze("야근하면 수당 더 받아?")
+    assert retriever.domains.run(analyzed, retriever.query_embedder.run(analyzed)).decision.domains == ("labor",)
 
 
 def test_mirrored_vectors_rank_like_chroma(sample_components):

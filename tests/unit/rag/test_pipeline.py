@@ -43,12 +43,12 @@ class FakeRetriever:
     def get(self, chunk_id: str) -> Chunk | None:
         return next((h.chunk for h in self.hits if h.chunk.chunk_id == chunk_id), None)
 
-    async def search(self, query, *, k=10, scope=None):
+    async def search(self, query, *, k=10, scope=None, context=""):
         self.queries.append(query)
         return list(self.hits)
 
-    async def search_many(self, queries, *, k=10, scope=None):
-        return [await self.search(q, k=k, scope=scope) for q in queries]
+    async def search_many(self, queries, *, k=10, scope=None, context=""):
+        return [await self.search(q, k=k, scope=scope, context=context) for q in queries]
 
 
 class FakeUnderstander:

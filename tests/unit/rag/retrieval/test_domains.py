@@ -80,3 +80,28 @@ def test_documents_map_to_domains_by_name(kiwi_tokenizer):
 def test_shipped_domains_cover_the_statutes():
     names = {spec.name for spec in load_domains()}
     assert {"labor", "civil_service", "higher_education", "privacy", "tax"} <= names
+
+
+class BlendEmbedder(DirectionEmbedder):
+    """A question about wages and tax lies between the two domains, closer to wages (as e5 puts it)."""
+
+    def embed_query(self, text):
+        if "월급" in text and "세금" in text:
+            return [0.8, 0.0, 0.6]
+        return super().embed_query(text)
+
+
+def test_a_second_topic_the_vector_also_points_to_keeps_its_domain(analyzer, kiwi_tokenizer):
+    classifier = DomainClassifier(SPECS, kiwi_tokenizer, embedder=BlendEmbedder(), threshold=0.5)
+    # labor: 회사, 월급, 야근 (3 words) — tax: 세금 (1 word, less than half): kept because the vector agrees.
+    query = analyzer.analyze("회사에서 야근한 월급에 붙는 세금은?")
+    vector = BlendEmbedder().embed_query(query.all_text)
+    assert classifier.classify(query, vector).domains == ("labor", "tax")
+
+
+def test_a_passing_mention_the_vector_does_not_share_stays_out(analyzer, kiwi_tokenizer):
+    classifier = DomainClassifier(SPECS, kiwi_tokenizer, embedder=DirectionEmbedder(), threshold=0.5,
+                                  secondary_rank=1)
+    query = analyzer.analyze("공무원인데 회사 다니는 친구처럼 출장비 받아?")
+    vector = DirectionEmbedder().embed_query(query.all_text)
+    assert classifier.classify(query, vector).domains == ("civil_service",)

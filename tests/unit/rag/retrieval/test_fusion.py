@@ -1,9 +1,8 @@
-from rag.models import Chunk, Hit
 from rag.retrieval.fusion import (
     convex_fusion,
     distribution_scores,
-    merge_planned_hits,
     normalized_scores,
+    protect_confident,
     weighted_rrf,
 )
 
@@ -49,16 +48,16 @@ def test_normalized_scores_map_the_floor_to_zero():
     assert normalized_scores([("a", 10.0), ("b", 5.0)], floor=0.0) == {"a": 1.0, "b": 0.5}
 
 
-def hit(doc: str, article: str, part: int = 0) -> Hit:
-    chunk = Chunk(chunk_id=f"{doc}{article}{part}", doc=doc, article=article, text=f"{doc} {article}", part=part)
-    return Hit(chunk=chunk, score=1.0)
+def test_a_lexically_confident_page_is_not_pushed_out_of_the_top_by_dense():
+    # Dense loves d1..d5; lexical is sure about "right" (its best score), which fusion put sixth.
+    fused = [(f"d{i}", 1.0 - i / 10, {}) for i in range(1, 6)] + [("right", 0.4, {"lexical": 1})]
+    protected = protect_confident(fused, [("right", 9.0), ("d1", 2.0)], depth=5, ratio=0.8)
+    top = [item for item, _, _ in protected[:5]]
+    assert "right" in top and "d5" not in top
+    assert [s for _, s, _ in protected] == sorted((s for _, s, _ in protected), reverse=True)
 
 
-def test_merged_planned_queries_alternate_and_skip_repeated_articles():
-    whole = [hit("법", "제17조"), hit("법", "제42조"), hit("법", "제27조")]
-    first_part = [hit("법", "제17조", part=1), hit("법", "제67조")]
-    second_part = [hit("법", "제42조"), hit("시행령", "제22조")]
-    merged = merge_planned_hits([whole, first_part, second_part], 10)
-    assert [f"{h.chunk.doc} {h.chunk.article}" for h in merged] == [
-        "법 제17조", "법 제42조", "법 제67조", "시행령 제22조", "법 제27조", "법 제17조"]
-    assert len(merge_planned_hits([whole, first_part, second_part], 3)) == 3
+def test_an_unsure_lexical_candidate_gets_no_protection():
+    fused = [(f"d{i}", 1.0 - i / 10, {}) for i in range(1, 6)] + [("weak", 0.4, {})]
+    protected = protect_confident(fused, [("d1", 9.0), ("weak", 3.0)], depth=5, ratio=0.8)
+    assert [item for item, _, _ in protected] == [item for item, _, _ in fused]

@@ -2,6 +2,7 @@ import unicodedata
 
 import pytest
 
+from rag.models import Message, Role
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer, load_audiences, load_synonyms
 
 
@@ -67,19 +68,51 @@ def test_shipped_tables_load():
     "정해지면 언제부터 적용돼?",
 ])
 def test_follow_up_that_leans_on_history_is_folded(kiwi_tokenizer, question):
-    folded = ConversationFolder(kiwi_tokenizer).fold(question, ["연차휴가는 며칠이야?"])
+    folded = ConversationFolder(kiwi_tokenizer).fold(question, [user("연차휴가는 며칠이야?")])
     assert folded.used_history
     assert folded.context == "연차휴가는 며칠이야?"
-    assert folded.standalone.startswith("연차휴가는 며칠이야?")
+    assert folded.standalone.startswith("연차휴가는 며칠이야 ")
 
 
 def test_self_contained_question_is_not_folded(kiwi_tokenizer):
     folded = ConversationFolder(kiwi_tokenizer).fold("육아휴직 급여는 회사가 주는 거야 고용센터가 주는 거야?",
-                                                     ["연차휴가는 며칠이야?"])
+                                                     [user("연차휴가는 며칠이야?"), bot("15일이에요.")])
     assert not folded.used_history
     assert folded.standalone == "육아휴직 급여는 회사가 주는 거야 고용센터가 주는 거야?"
 
 
 def test_folding_keeps_only_the_latest_turns(kiwi_tokenizer):
-    folded = ConversationFolder(kiwi_tokenizer, max_turns=1).fold("그럼 그건?", ["첫 질문", "둘째 질문"])
+    folded = ConversationFolder(kiwi_tokenizer, max_turns=1).fold("그럼 그건?", [user("첫 질문"), user("둘째 질문")])
     assert folded.context == "둘째 질문"
+
+
+def user(text: str) -> Message:
+    return Message(role=Role.USER, content=text)
+
+
+def bot(text: str) -> Message:
+    return Message(role=Role.ASSISTANT, content=text)
+
+
+def test_a_follow_up_leans_on_the_reply_it_answers_too(kiwi_tokenizer):
+    history = [user("구제명령을 회사가 안 따라."), bot("노동위원회가 이행강제금을 부과합니다.")]
+    folded = ConversationFolder(kiwi_tokenizer).fold("그 금액은 최대 얼마야?", history)
+    assert "이행강제금" in folded.context and "구제명령" in folded.context
+    assert folded.text == "그 금액은 최대 얼마야?"
+
+
+@pytest.mark.parametrize("question", [
+    "입사할 때 결혼하면 퇴사한다는 서약서를 쓰라는데 이거 괜찮은 거야?",
+    "직장 내 성희롱이 뭔지, 그리고 신고가 들어오면 회사는 뭘 해야 해?",
+    "여비 종류",
+])
+def test_a_standalone_question_after_an_unrelated_exchange_is_not_folded(kiwi_tokenizer, question):
+    history = [user("부가세 신고 기한이 언제야?"), bot("25일까지 신고해야 해요.")]
+    assert not ConversationFolder(kiwi_tokenizer).fold(question, history).used_history
+
+
+@pytest.mark.parametrize("question", ["그 금액은 최대 얼마야?", "전세 보증금 내는 것도 거기 포함돼?",
+                                      "그리고 퇴직금은?"])
+def test_a_pointer_at_the_start_of_a_question_leans_on_the_conversation(kiwi_tokenizer, question):
+    history = [user("구제명령을 회사가 안 따라."), bot("이행강제금을 부과합니다.")]
+    assert ConversationFolder(kiwi_tokenizer).fold(question, history).used_history

@@ -112,8 +112,11 @@ async def test_search_many_runs_each_planned_query(retriever):
 
 
 def test_classify_names_the_domain(retriever):
-    assert retriever.classify("공무원인데 겸직 돼?").domains == ("civil_service",)
-    assert retriever.classify("근로기준법 제56조 가산임금").domains == ("labor",)
+    def domains(question):
+        return retriever.domains.run(retriever.analyzer.analyze(question), None).decision.domains
+
+    assert domains("공무원인데 겸직 돼?") == ("civil_service",)
+    assert domains("근로기준법 제56조 가산임금") == ("labor",)
 
 
 def test_distinct_articles_first_keeps_order_and_moves_second_parts_back():

@@ -1,0 +1,46 @@
+"""Structural lookups answer by exact reference, never by search: abbreviations, decrees, whole texts, forms."""
+
+import pytest
+
+from rag.retrieval.lookup import StructuralLookup
+from rag.stages.structural import FULLTEXT_PAGE_CHARS, StructuralAnswerer
+
+
+@pytest.fixture
+def lookup(rules_corpus):
+    return StructuralLookup(rules_corpus)
+
+
+@pytest.mark.parametrize("query, doc, target", [
+    ("근기법 60조", "근로기준법", "제60조"),
+    ("근로기준법 시행령 제26조", "근로기준법 시행령", "제26조"),
+    ("근기법 시행령 26조", "근로기준법 시행령", "제26조"),
+    ("근로기준법시행령 제26조 보여줘", "근로기준법 시행령", "제26조"),
+    ("복무규정 제15조", "국가공무원 복무규정", "제15조"),
+])
+def test_abbreviations_and_decrees_resolve_to_the_exact_article(lookup, query, doc, target):
+    assert lookup.parse(query) is not None
+    result = lookup.lookup(query)
+    assert (result.kind, result.doc, result.target) == ("article", doc, target)
+
+
+def test_the_decree_of_a_law_whose_decree_is_not_indexed_is_not_the_law(lookup):
+    assert lookup.parse("국가공무원 복무규정 시행규칙 제3조") is not None
+    assert lookup.lookup("국가공무원 복무규정 시행규칙 제3조").kind == "not_found"
+
+
+def test_a_form_number_is_a_reference(lookup):
+    result = lookup.lookup("근로기준법 서식 2")
+    assert (result.kind, result.target) == ("not_found", "별지 2")
+
+
+async def test_the_whole_text_is_paged_for_chat(rules_corpus, lookup):
+    draft, result = await StructuralAnswerer(lookup).run("근로기준법 전문")
+    assert result.kind == "fulltext"
+    assert "제50조" in draft.text and "제23조" in draft.text
+    assert len(draft.text) < FULLTEXT_PAGE_CHARS + 300
+    assert draft.citations[0].doc == "근로기준법"
+
+
+def test_a_page_number_after_the_whole_text_is_kept(lookup):
+    assert lookup.lookup("근로기준법 전문 2쪽").page == 2
