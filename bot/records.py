@@ -335,6 +335,7 @@ class TurnRecorder:
         topic_nouns: extracts the nouns of refused questions; None keeps no nouns (no themes).
         clock: epoch seconds (injectable).
         max_pending: queue bound.
+        batch_size / linger_s: at most this many records a write, gathered for this long after the first.
     """
 
     def __init__(
@@ -347,6 +348,7 @@ class TurnRecorder:
         clock: Callable[[], float] = time.time,
         max_pending: int = 10_000,
         batch_size: int = 200,
+        linger_s: float = 0.05,
     ) -> None:
         if max_pending < 1 or batch_size < 1:
             raise ValueError("max_pending and batch_size must be at least 1")
@@ -356,6 +358,7 @@ class TurnRecorder:
         self._topic_nouns = topic_nouns
         self._clock = clock
         self._batch_size = batch_size
+        self._linger_s = linger_s
         self._queue: asyncio.Queue[_EndedTurn | _GivenFeedback] = asyncio.Queue(maxsize=max_pending)
         self._worker: asyncio.Task[None] | None = None
         self._salt: str | None = None
@@ -394,6 +397,9 @@ class TurnRecorder:
     async def _run(self) -> None:
         while True:
             batch = [await self._queue.get()]
+            if self._linger_s > 0:
+                # Let a burst gather: one transaction and one thread hop for many turns, after their answers.
+                await asyncio.sleep(self._linger_s)
             while len(batch) < self._batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
@@ -409,12 +415,19 @@ class TurnRecorder:
     async def _write(self, batch: list[_EndedTurn | _GivenFeedback]) -> None:
         if self._salt is None:
             self._salt = await self.store.salt()
-        turns, feedback = await asyncio.to_thread(self._build, batch, self._salt)
+        if self._topic_nouns is not None and any(self._needs_nouns(item) for item in batch):
+            turns, feedback = await asyncio.to_thread(self._build, batch, self._salt)  # Kiwi: off the loop
+        else:
+            turns, feedback = self._build(batch, self._salt)  # tens of microseconds a record
         await self.store.write(turns, feedback)
         now = self._clock()
         if self._retention_s > 0 and now >= self._next_purge:
             self._next_purge = now + 3600.0
             await self.store.purge(now - self._retention_s)
+
+    @staticmethod
+    def _needs_nouns(item: _EndedTurn | _GivenFeedback) -> bool:
+        return isinstance(item, _EndedTurn) and turn_outcome(item.outcome, item.answer) == "not_covered"
 
     def _build(self, batch: Sequence[_EndedTurn | _GivenFeedback],
                salt: str) -> tuple[list[TurnRecord], list[FeedbackRecord]]:

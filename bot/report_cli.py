@@ -55,7 +55,8 @@ def run_report(settings: Settings, *, since: str, as_json: bool, html_file: str 
         try:
             path.write_text(render_report_html(report), encoding="utf-8")
         except OSError as exc:
-            err.print(f"regbot report: cannot write {path}: {exc.strerror}", markup=False, highlight=False, soft_wrap=True)
+            err.print(f"regbot report: cannot write {path}: {exc.strerror}", markup=False, highlight=False,
+                      soft_wrap=True)
             return 1
         err.print(f"{path}", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -120,6 +121,13 @@ def print_report(report: Report, out: Console) -> None:
     for name, count in report.by_outcome.items():
         outcomes.add_row(plain(f"{L.outcome_name(name)} ({name})"), str(count))
     out.print(outcomes)
+
+    docs = Table(title=L.TOP_DOCS)
+    docs.add_column(L.COL_DOC)
+    docs.add_column(L.COL_COUNT, justify="right")
+    for d in report.top_docs:
+        docs.add_row(plain(d.doc), str(d.count))
+    out.print(docs)
 
     articles = Table(title=L.TOP_ARTICLES)
     articles.add_column(L.COL_DOC)
