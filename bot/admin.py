@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from adapters.web import SECURITY_HEADERS
+from adapters.web import SECURITY_HEADERS, published_only
 from bot import report_labels as L
 from bot.charts import PALETTE, horizontal_bars, stacked_columns
 from bot.records import RecordStore, open_record_store
@@ -46,13 +46,17 @@ class AdminPage:
     Args:
         store: the records (the recorder's store, so the page shows what `regbot report` shows).
         token: REGBOT_ADMIN_TOKEN; compared in constant time.
+        public_hosts: host names the page answers under (`REGBOT_PUBLIC_HOSTS`, as the playground).
         clock: epoch seconds (injectable).
     """
 
-    def __init__(self, store: RecordStore, *, token: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: RecordStore, *, token: str,
+                 public_hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1"),
+                 clock: Callable[[], float] = time.time) -> None:
         if not token:
             raise ValueError("the admin page needs a token (REGBOT_ADMIN_TOKEN)")
         self._store = store
+        self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
         self._expected = f"Bearer {token}".encode()
         self._clock = clock
         self._css = stylesheet()
@@ -60,11 +64,12 @@ class AdminPage:
     @classmethod
     def for_runtime(cls, runtime: Runtime) -> AdminPage:
         store = runtime.recorder.store if runtime.recorder else open_record_store(runtime.settings, create=False)
-        return cls(store, token=runtime.settings.admin_token)
+        return cls(store, token=runtime.settings.admin_token, public_hosts=runtime.settings.public_host_names)
 
     def attach(self, app: web.Application) -> None:
-        app.router.add_get(ADMIN_ROUTE, self.page)
-        app.router.add_get(STYLESHEET_ROUTE, self.css)
+        # The playground's host rules: answers only under REGBOT_PUBLIC_HOSTS.
+        app.router.add_get(ADMIN_ROUTE, published_only(self.page, self._public_hosts))
+        app.router.add_get(STYLESHEET_ROUTE, published_only(self.css, self._public_hosts))
 
     async def page(self, request: web.Request) -> web.Response:
         given = request.headers.get("Authorization", "").encode()

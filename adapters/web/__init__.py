@@ -6,6 +6,6 @@ Internal modules: page (the HTML and static files), events (AnswerEvents as Serv
 """
 
 from adapters.web.app import _SECURITY_HEADERS as SECURITY_HEADERS  # the operator page (bot/admin.py) shares them
-from adapters.web.app import ArticleLookup, WebPlaygroundAdapter
+from adapters.web.app import ArticleLookup, WebPlaygroundAdapter, published_only
 
-__all__ = ["SECURITY_HEADERS", "ArticleLookup", "WebPlaygroundAdapter"]
+__all__ = ["SECURITY_HEADERS", "ArticleLookup", "WebPlaygroundAdapter", "published_only"]

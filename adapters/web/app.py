@@ -120,16 +120,7 @@ class WebPlaygroundAdapter:
         app.router.add_get(HISTORY_ROUTE, self._published(self.history))
 
     def _published(self, handler: Handler) -> Handler:
-        """`handler`, answering only when Host (and Origin, if sent) name a host of `public_hosts`."""
-
-        async def guarded(request: web.Request) -> web.StreamResponse:
-            origin = request.headers.get("Origin")
-            names = [_host_name("//" + request.host)] + ([_host_name(origin)] if origin is not None else [])
-            if not all(name in self._public_hosts for name in names):
-                return _error(403, "this host name is not one the playground is published under")
-            return await handler(request)
-
-        return guarded
+        return published_only(handler, self._public_hosts)
 
     async def close(self) -> None:
         """Nothing to release: aiohttp's graceful shutdown lets streaming answers finish, then cancels them."""
@@ -261,6 +252,19 @@ class _HistoryRequest(BaseModel):
 
 Model = TypeVar("Model", bound=BaseModel)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def published_only(handler: Handler, public_hosts: frozenset[str]) -> Handler:
+    """`handler`, answering only when Host (and Origin, if sent) name a host of `public_hosts` (DNS rebinding)."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        names = [_host_name("//" + request.host)] + ([_host_name(origin)] if origin is not None else [])
+        if not all(name in public_hosts for name in names):
+            return _error(403, "this host name is not one the page is published under")
+        return await handler(request)
+
+    return guarded
 
 
 def _host_name(url: str) -> str:

@@ -165,6 +165,15 @@ class TestReportAndAdminAgree:
                 assert bad.status == 400
                 assert "7d" in await bad.text()
 
+    async def test_admin_answers_only_under_the_public_host_names(self, server: RunningServer):
+        token = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        async with aiohttp.ClientSession() as http:
+            async with http.get(server.url + "/admin", headers={**token, "Host": "attacker.example"}) as rebound:
+                assert rebound.status == 403
+            async with http.get(server.url + "/admin",
+                                headers={**token, "Origin": "http://attacker.example"}) as cross:
+                assert cross.status == 403
+
     async def test_admin_is_absent_without_a_token(self, start_regbot: StartServer):
         plain = await start_regbot(REGBOT_PLAYGROUND="true")
         async with aiohttp.ClientSession() as http:
