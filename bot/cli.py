@@ -33,6 +33,22 @@ EXIT_CODES_HELP = """exit codes:
   130  interrupted (Ctrl-C)"""
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_NO_INDEX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
+# The CLI's own words; what an answer says comes from rag/messages.py.
+LOADING = "규정 색인을 불러오는 중…"
+CHAT_WELCOME = "regbot — 규정에 대해 물어보세요. 명령은 /help, 끝내려면 /quit 또는 Ctrl-D."
+CHAT_PROMPT = "\n질문> "
+CHAT_HELP = """/help      이 도움말
+/reset     대화 기록을 지우고 새로 시작
+/sources   마지막 답변의 출처와 인용문
+/quit      끝내기 (/exit, Ctrl-D)
+1, 2, 3    마지막 답변의 이어지는 질문을 번호로 묻기"""
+CHAT_RESET = "대화 기록을 지웠어요."
+CHAT_NO_SOURCES = "아직 출처가 있는 답변이 없어요."
+CHAT_UNKNOWN_COMMAND = "모르는 명령이에요: {command} (/help 참고)"
+CHAT_NO_FOLLOWUPS = "고를 수 있는 이어지는 질문이 아직 없어요. 질문을 글로 적어 주세요."
+CHAT_PICK_NUMBER = "1부터 {count}까지의 번호를 골라 주세요."
+NO_ANSWER = "답변을 만들지 못했어요."
+
 console = Console(stderr=True)
 out = Console()
 
@@ -91,7 +107,7 @@ def build(settings: Settings):
     """The components, built under a spinner on stderr (loading Kiwi and the indexes takes a few seconds)."""
     from bot.app import build_components
 
-    with console.status("규정 색인을 불러오는 중…"):
+    with console.status(LOADING):
         return build_components(settings)
 
 
@@ -194,7 +210,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     if answer is None:
         if args.json:
             print(json.dumps(error_json(error), ensure_ascii=False))
-        raise CliError(error or "no answer", EXIT_FAILED)
+        raise CliError(error or NO_ANSWER, EXIT_FAILED)
     if args.json:
         print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2))
         return EXIT_OK
@@ -207,11 +223,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-CHAT_HELP = """/help      이 도움말
-/reset     대화 기록을 지우고 새로 시작
-/sources   마지막 답변의 출처와 인용문
-/quit      끝내기 (/exit, Ctrl-D)
-1, 2, 3    마지막 답변의 이어지는 질문을 번호로 묻기"""
+
 
 
 def add_chat_arguments(p: argparse.ArgumentParser) -> None:
@@ -239,8 +251,8 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     terminal = Terminal(out, console)
     history: list[Message] = []
     last: Answer | None = None
-    console.print("regbot — 규정에 대해 물어보세요. 명령은 /help, 끝내려면 /quit 또는 Ctrl-D.")
-    for line in read_lines("\n질문> "):
+    console.print(CHAT_WELCOME)
+    for line in read_lines(CHAT_PROMPT):
         text = line.strip()
         if not text:
             continue
@@ -253,24 +265,24 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
         if command == "/reset":
             history.clear()
             last = None
-            console.print("대화 기록을 지웠어요.")
+            console.print(CHAT_RESET)
             continue
         if command == "/sources":
             if last is None or not last.citations:
-                console.print("아직 출처가 있는 답변이 없어요.")
+                console.print(CHAT_NO_SOURCES)
             else:
                 terminal.sources(last.citations)
             continue
         if text.startswith("/"):
-            console.print(f"모르는 명령이에요: {text} (/help 참고)")
+            console.print(CHAT_UNKNOWN_COMMAND.format(command=text), markup=False)
             continue
         if text.isdigit() and len(text) <= 2:
             if last is None or not last.followups:
-                console.print("고를 수 있는 이어지는 질문이 아직 없어요. 질문을 글로 적어 주세요.")
+                console.print(CHAT_NO_FOLLOWUPS)
                 continue
             number = int(text)
             if not 1 <= number <= len(last.followups):
-                console.print(f"1부터 {len(last.followups)}까지의 번호를 골라 주세요.")
+                console.print(CHAT_PICK_NUMBER.format(count=len(last.followups)))
                 continue
             text = last.followups[number - 1]
             console.print(f"[dim]→ {text}", highlight=False)
@@ -281,7 +293,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             continue
         answer, error = asyncio.run(run_turn(components, terminal, question, tuple(history)))
         if answer is None:
-            console.print(error or "답변을 만들지 못했어요.")
+            console.print(error or NO_ANSWER, markup=False)
             continue
         terminal.answer(answer, followup_hint=True)
         last = answer

@@ -109,8 +109,8 @@ class Settings(BaseSettings):
                                      description="Seconds a turn may take before it stops with a timeout message.")
     max_file_mb: float = Field(50.0, ge=0, alias="REGBOT_MAX_FILE_MB",
                                description="Largest file `regbot ingest` reads, in MB (0: no limit); a bigger one is "
-                                           "skipped with its size in the ingest report. Plain text ingests at about "
-                                           "1 MB a minute with dense embeddings on 2 cores.")
+                                           "skipped with its size in the ingest report. Embedding dominates: about "
+                                           "150 CPU-seconds per MB of plain text (benchmarks/ingest_large.py).")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD",
                                    description="Cosine similarity a reworded question needs to reuse a cached answer "
                                                "(server only).")

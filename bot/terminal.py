@@ -54,10 +54,6 @@ class Terminal:
         self.out = out
         self.err = err
 
-    @classmethod
-    def standard(cls) -> Terminal:
-        return cls(Console(), Console(stderr=True))
-
     async def stream(self, events: AsyncIterator[AnswerEvent]) -> StreamResult:
         """Consume a turn's events; on a terminal, a spinner with the status and a preview of the answer
         (both on stderr, both gone once the turn ends)."""
