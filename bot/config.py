@@ -42,6 +42,17 @@ class Settings(BaseSettings):
     scopes_file: Path | None = Field(None, alias="REGBOT_SCOPES_FILE")
     max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS")
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
+    # Limits (bot/limits.py, docs/deployment.md): a person's flood is refused, a channel's or workspace's
+    # burst waits in line, answer slots bound the work per process.
+    user_burst: int = Field(5, ge=0, alias="REGBOT_USER_BURST")
+    user_per_min: float = Field(6.0, gt=0, alias="REGBOT_USER_PER_MIN")
+    channel_burst: int = Field(60, ge=0, alias="REGBOT_CHANNEL_BURST")
+    channel_per_min: float = Field(120.0, gt=0, alias="REGBOT_CHANNEL_PER_MIN")
+    workspace_burst: int = Field(60, ge=0, alias="REGBOT_WORKSPACE_BURST")
+    workspace_per_min: float = Field(120.0, gt=0, alias="REGBOT_WORKSPACE_PER_MIN")
+    rate_wait_max_s: float = Field(120.0, ge=0, alias="REGBOT_RATE_WAIT_MAX_S")
+    max_active_answers: int = Field(8, ge=1, alias="REGBOT_MAX_ACTIVE_ANSWERS")
+    max_waiting_answers: int = Field(500, ge=0, alias="REGBOT_MAX_WAITING_ANSWERS")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
 
