@@ -131,6 +131,30 @@ class Settings(BaseSettings):
     neighbours_max: int = Field(2, ge=0, alias="REGBOT_NEIGHBOURS_MAX",
                                 description="Other parts of a split article and articles it cites, added to the "
                                             "evidence per part (0: none).")
+    # Limits (bot/limits.py, docs/deployment.md): a person's flood is refused, a channel's or workspace's
+    # burst waits in line, answer slots bound the work per process.
+    user_burst: int = Field(5, ge=0, alias="REGBOT_USER_BURST",
+                            description="Questions one person may ask at once before the per-minute rate applies.")
+    user_per_min: float = Field(6.0, gt=0, alias="REGBOT_USER_PER_MIN",
+                                description="Questions a person may ask per minute after the burst; a flood beyond "
+                                            "it is refused politely.")
+    channel_burst: int = Field(60, ge=0, alias="REGBOT_CHANNEL_BURST",
+                               description="Questions a channel may send at once before its rate applies.")
+    channel_per_min: float = Field(120.0, gt=0, alias="REGBOT_CHANNEL_PER_MIN",
+                                   description="Questions per minute a channel refills; beyond it they wait in line.")
+    workspace_burst: int = Field(60, ge=0, alias="REGBOT_WORKSPACE_BURST",
+                                 description="Questions a workspace/tenant may send at once before its rate applies.")
+    workspace_per_min: float = Field(120.0, gt=0, alias="REGBOT_WORKSPACE_PER_MIN",
+                                     description="Questions per minute a workspace refills; beyond it they wait in "
+                                                 "line with their queue position shown.")
+    rate_wait_max_s: float = Field(120.0, ge=0, alias="REGBOT_RATE_WAIT_MAX_S",
+                                   description="Longest a question waits for a channel/workspace rate before it is "
+                                               "refused as busy.")
+    max_active_answers: int = Field(8, ge=1, alias="REGBOT_MAX_ACTIVE_ANSWERS",
+                                    description="Answers one process works on at once; the rest wait in line.")
+    max_waiting_answers: int = Field(500, ge=0, alias="REGBOT_MAX_WAITING_ANSWERS",
+                                     description="Questions that may wait in line per process before new ones are "
+                                                 "refused as busy.")
     keep_questions: bool = Field(False, alias="REGBOT_KEEP_QUESTIONS",
                                  description="`true` keeps question and answer text (truncated) in turn records; off: "
                                              "only counts, routes, citations and hashed ids.")

@@ -4,73 +4,106 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from bot.config import Settings
     from bot.metrics import Metrics
-    from bot.state import StateStore
+    from bot.state import RateBuckets
 
 
 class LimitsConfig(BaseModel):
-    """Every limit the service applies to a turn. A burst of 0 turns that token bucket off."""
+    """Every limit the service applies to a turn (env vars in `bot.config.Settings`, documented in
+    docs/deployment.md). A burst of 0 turns that token bucket off.
+
+    A person who floods is refused politely (their bucket never lends). A channel or workspace burst waits its
+    turn instead: their buckets lend tokens ahead for up to `rate_wait_max_s`, and the turn waits, showing its
+    place, until its token is due. Answer slots are the real bound on work: `max_active_answers` at once per
+    process, `max_waiting_answers` more in line, each seeing its updated position.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     max_question_chars: int = Field(4000, ge=1)
-    # A person asks a few questions in a row, then reads; a workspace shares a larger budget.
+    # A person asks a few questions in a row, then reads.
     user_burst: int = Field(5, ge=0)
     user_refill_per_min: float = Field(6.0, gt=0)
+    # A channel or a workspace shares a larger budget; past it, turns queue rather than fail.
+    channel_burst: int = Field(60, ge=0)
+    channel_refill_per_min: float = Field(120.0, gt=0)
     workspace_burst: int = Field(60, ge=0)
     workspace_refill_per_min: float = Field(120.0, gt=0)
-    # Answer slots per process; the LLM provider's concurrency is the real bound.
+    rate_wait_max_s: float = Field(120.0, ge=0)
+    # Answer slots per process; the LLM provider's concurrency is the real bound. Waiting costs nothing.
     max_active_answers: int = Field(8, ge=1)
-    max_waiting_answers: int = Field(32, ge=0)
+    max_waiting_answers: int = Field(500, ge=0)
     # The per-conversation lock: refreshed while held, so the TTL only matters when a replica dies.
     lock_ttl_s: float = Field(30.0, gt=0)
     lock_wait_s: float = Field(180.0, gt=0)
-    answer_deadline_s: float = Field(60.0, gt=0)
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: object) -> LimitsConfig:
-        """The limits `Settings` configures (question length, answer deadline), defaults for the rest."""
+        """The limits `Settings` configures; `overrides` (benchmarks, tests) win."""
         values: dict[str, object] = {
             "max_question_chars": settings.max_question_chars,
-            "answer_deadline_s": settings.answer_deadline_s,
+            "user_burst": settings.user_burst,
+            "user_refill_per_min": settings.user_per_min,
+            "channel_burst": settings.channel_burst,
+            "channel_refill_per_min": settings.channel_per_min,
+            "workspace_burst": settings.workspace_burst,
+            "workspace_refill_per_min": settings.workspace_per_min,
+            "rate_wait_max_s": settings.rate_wait_max_s,
+            "max_active_answers": settings.max_active_answers,
+            "max_waiting_answers": settings.max_waiting_answers,
         }
         values.update(overrides)
         return cls.model_validate(values)
 
 
-class RateLimiter:
-    """Per-user and per-workspace token buckets, kept in the state store so replicas share them."""
+class RateDecision(NamedTuple):
+    """What the buckets say about a turn: refused (`retry_after_s` > 0), or admitted after `wait_s` seconds,
+    during which `per_s` turns ahead of it go each second (for its queue position)."""
 
-    def __init__(self, store: StateStore, config: LimitsConfig) -> None:
-        self._store = store
+    retry_after_s: float = 0.0
+    wait_s: float = 0.0
+    per_s: float = 1.0
+
+
+class RateLimiter:
+    """Per-user, per-channel and per-workspace token buckets, kept in shared state so replicas share them."""
+
+    def __init__(self, buckets: RateBuckets, config: LimitsConfig) -> None:
+        self._buckets = buckets
         self._config = config
 
-    async def retry_after_s(self, *, user_key: str, workspace_key: str, now: float) -> float:
-        """0.0 when the turn may go ahead (a token is taken), else seconds until it may."""
+    async def check(self, *, user_key: str, channel_key: str, workspace_key: str, now: float) -> RateDecision:
+        """Take the turn's tokens: refused when the user floods or the line is longer than `rate_wait_max_s`."""
         config = self._config
         if config.user_burst and user_key:
-            wait_s = await self._store.take_token(
-                f"user:{user_key}",
-                capacity=config.user_burst,
-                refill_per_s=config.user_refill_per_min / 60,
-                now=now,
+            grant = await self._buckets.take(
+                f"user:{user_key}", capacity=config.user_burst, refill_per_s=config.user_refill_per_min / 60, now=now
             )
-            if wait_s > 0:
-                return wait_s
-        if config.workspace_burst and workspace_key:
-            return await self._store.take_token(
-                f"workspace:{workspace_key}",
-                capacity=config.workspace_burst,
-                refill_per_s=config.workspace_refill_per_min / 60,
-                now=now,
+            if not grant.granted:
+                return RateDecision(retry_after_s=grant.wait_s)
+        decision = RateDecision()
+        shared = (
+            ("channel", channel_key, config.channel_burst, config.channel_refill_per_min),
+            ("workspace", workspace_key, config.workspace_burst, config.workspace_refill_per_min),
+        )
+        for kind, key, burst, per_min in shared:
+            if not (burst and key):
+                continue
+            per_s = per_min / 60
+            grant = await self._buckets.take(
+                f"{kind}:{key}", capacity=burst, refill_per_s=per_s, now=now, max_wait_s=config.rate_wait_max_s
             )
-        return 0.0
+            if not grant.granted:
+                return RateDecision(retry_after_s=grant.wait_s)
+            if grant.wait_s > decision.wait_s:
+                decision = RateDecision(wait_s=grant.wait_s, per_s=per_s)
+        return decision
 
 
 class QueueTicket:
@@ -176,4 +209,4 @@ class AnswerQueue:
             self._metrics.set_queue(waiting=len(self._waiters), active=self._active)
 
 
-__all__ = ["AnswerQueue", "LimitsConfig", "QueueTicket", "RateLimiter"]
+__all__ = ["AnswerQueue", "LimitsConfig", "QueueTicket", "RateDecision", "RateLimiter"]

@@ -20,7 +20,7 @@ from bot.records import TurnRecorder, build_recorder
 from bot.scopes import ScopeResolver
 from bot.service import BotService
 from bot.startup import announce, summarize
-from bot.state import FailoverStateStore, MemoryStateStore, RedisStateStore, StateStore
+from bot.state import RedisConnection, StateStores
 from rag.models import Chunk, Scope
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class Runtime:
 
     settings: Settings
     components: Components
-    store: StateStore
+    store: StateStores
     metrics: Metrics
     service: BotService
     adapters: list = field(default_factory=list)
@@ -42,15 +42,15 @@ class Runtime:
 RUNTIME = web.AppKey("runtime", Runtime)
 
 
-def build_store(settings: Settings, metrics: Metrics) -> StateStore:
+def build_store(settings: Settings, metrics: Metrics) -> StateStores:
     """Redis when REDIS_URL is set (degrading to in-process on outages), in-process otherwise."""
     if not settings.redis_url:
-        return MemoryStateStore()
-    return FailoverStateStore(RedisStateStore.from_url(settings.redis_url), MemoryStateStore(), metrics=metrics)
+        return StateStores.in_process()
+    return StateStores.on_redis(RedisConnection.from_url(settings.redis_url), metrics=metrics)
 
 
 def build_runtime(settings: Settings, components: Components, *, limits: LimitsConfig | None = None,
-                  store: StateStore | None = None, metrics: Metrics | None = None) -> Runtime:
+                  store: StateStores | None = None, metrics: Metrics | None = None) -> Runtime:
     metrics = metrics or Metrics()
     store = store or build_store(settings, metrics)
     recorder = build_recorder(settings, components)
@@ -187,7 +187,7 @@ def serve(settings: Settings) -> int:
     metrics = Metrics()
     store = build_store(settings, metrics)
     # The answer cache lives in the state store, so replicas share it through Redis.
-    components = build_components(settings, cache_backend=store)
+    components = build_components(settings, cache_backend=store.cache)
     runtime = build_runtime(settings, components, store=store, metrics=metrics)
     app = create_app(runtime)
     announce(summarize(settings, components))

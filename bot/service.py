@@ -13,7 +13,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -22,7 +22,7 @@ from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
 from bot.metrics import Metrics
 from bot.records import TurnRecorder
 from bot.scopes import ScopeResolver
-from bot.state import ConversationLocks, LockTimeout, StateStore, StateUnavailable
+from bot.state import ConversationLocks, LockTimeout, StateStores, StateUnavailable
 from rag import messages
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
 from rag.text import normalize_text, question_problem
@@ -30,6 +30,8 @@ from rag.text import normalize_text, question_problem
 logger = logging.getLogger(__name__)
 
 _PLATFORMS = frozenset({"slack", "teams", "web", "cli"})
+# How often a turn waiting for a channel/workspace token hears its new place in line (Slack status edits).
+_POSITION_UPDATE_S = 2.0
 
 
 class AnswerRunner(Protocol):
@@ -44,6 +46,15 @@ def conversation_origin(conversation_key: str) -> tuple[str, str]:
     if parts[0] not in _PLATFORMS:
         return "other", ""
     return parts[0], parts[1] if len(parts) == 3 else ""
+
+
+def conversation_channel(conversation_key: str) -> str:
+    """The channel part of a Slack or Teams conversation key (a Teams thread id carries `;messageid=`)."""
+    parts = conversation_key.split(":", 2)
+    if len(parts) < 3 or parts[0] not in ("slack", "teams"):
+        return ""
+    rest = parts[2]
+    return rest.split(":", 1)[0] if parts[0] == "slack" else rest.split(";", 1)[0]
 
 
 @dataclass
@@ -61,20 +72,22 @@ class _TurnRecord:
 class BotService:
     """Answers turns for every adapter; see `adapters.base.TurnService`.
 
-    Order of a turn: validate the text, take rate-limit tokens, wait for the conversation's lock, wait for an
-    answer slot (status events carry the queue position), load history, run the pipeline under the answer
-    deadline, save the question and answer. Never raises: failures become an `error` event.
+    Order of a turn: validate the text, take rate-limit tokens (a channel's or workspace's burst waits for its
+    token), wait for the conversation's lock, wait for an answer slot (status events carry the queue position),
+    load history, relay the pipeline (which owns the answer deadline), save the question and answer. Never
+    raises: failures become an `error` event.
     """
 
     def __init__(
         self,
         *,
         pipeline: AnswerRunner,
-        store: StateStore,
+        store: StateStores,
         metrics: Metrics,
         limits: LimitsConfig | None = None,
         scopes: ScopeResolver | None = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         log_content: bool = False,
         recorder: TurnRecorder | None = None,
     ) -> None:
@@ -85,14 +98,15 @@ class BotService:
         self._limits = limits if limits is not None else LimitsConfig()
         self._scopes = scopes if scopes is not None else ScopeResolver()
         self._clock = clock
+        self._sleep = sleep
         self._log_content = log_content
-        self._rate_limiter = RateLimiter(store, self._limits)
+        self._rate_limiter = RateLimiter(store.buckets, self._limits)
         self._queue = AnswerQueue(
             max_active=self._limits.max_active_answers,
             max_waiting=self._limits.max_waiting_answers,
             metrics=metrics,
         )
-        self._locks = ConversationLocks(store, ttl_s=self._limits.lock_ttl_s, wait_s=self._limits.lock_wait_s)
+        self._locks = ConversationLocks(store.locks, ttl_s=self._limits.lock_ttl_s, wait_s=self._limits.lock_wait_s)
 
     @property
     def locks(self) -> ConversationLocks:
@@ -107,7 +121,7 @@ class BotService:
     async def claim_event(self, key: str, *, ttl_s: int = 3600) -> bool:
         """True the first time `key` is seen; when the store fails, True (answering twice beats never)."""
         try:
-            first = await self._store.claim(key, ttl_s)
+            first = await self._store.claims.claim(key, ttl_s)
         except StateUnavailable as exc:
             logger.warning("dedupe unavailable, letting the event through: %s", exc)
             return True
@@ -117,14 +131,14 @@ class BotService:
 
     async def has_history(self, conversation_key: str) -> bool:
         try:
-            return await self._store.has_history(conversation_key)
+            return await self._store.history.exists(conversation_key)
         except StateUnavailable as exc:
             logger.warning("history unavailable: %s", exc)
             return False
 
     async def history(self, conversation_key: str) -> list[Message]:
         try:
-            return await self._store.load_history(conversation_key)
+            return await self._store.history.load(conversation_key)
         except StateUnavailable as exc:
             logger.warning("history unavailable: %s", exc)
             return []
@@ -138,7 +152,7 @@ class BotService:
         if self._recorder is not None:
             self._recorder.feedback_given(feedback, at=record["at"])
         try:
-            await self._store.append_feedback(json.dumps(record, ensure_ascii=False))
+            await self._store.feedback.append(json.dumps(record, ensure_ascii=False))
         except StateUnavailable as exc:
             logger.warning("feedback from %s lost: %s", feedback.platform, exc)
 
@@ -170,13 +184,20 @@ class BotService:
             yield AnswerEvent.error(problem)
             return
 
-        wait_s = await self._rate_limiter.retry_after_s(
-            user_key=self._user_bucket(turn), workspace_key=self._workspace_bucket(turn), now=self._clock()
+        rate = await self._rate_limiter.check(
+            user_key=self._user_bucket(turn),
+            channel_key=self._channel_bucket(turn),
+            workspace_key=self._workspace_bucket(turn),
+            now=self._clock(),
         )
-        if wait_s > 0:
+        if rate.retry_after_s > 0:
             record.outcome = "rate_limited"
-            yield AnswerEvent.error(messages.RATE_LIMITED.format(seconds=max(1, math.ceil(wait_s))))
+            yield AnswerEvent.error(messages.RATE_LIMITED.format(seconds=max(1, math.ceil(rate.retry_after_s))))
             return
+        if rate.wait_s > 0:
+            record.notes.append(f"waited {rate.wait_s:.1f} s for a channel/workspace token")
+            async for position in self._rate_positions(rate.wait_s, rate.per_s):
+                yield AnswerEvent.status(messages.STATUS_QUEUED.format(position=position))
 
         conversation_key = turn.conversation_key or turn.turn_id
         async with contextlib.AsyncExitStack() as held:
@@ -199,7 +220,7 @@ class BotService:
             async for position in ticket.positions():
                 yield AnswerEvent.status(messages.STATUS_QUEUED.format(position=position))
 
-            stored = await self._store.load_history(conversation_key)
+            stored = await self._store.history.load(conversation_key)
             history = turn.history or tuple(stored)
             pipeline_turn = turn.model_copy(update={"text": text, "history": history})
             relayed = contextlib.aclosing(self._run_pipeline(pipeline_turn, record))
@@ -211,44 +232,36 @@ class BotService:
                 yield event
 
     async def _run_pipeline(self, turn: Turn, record: _TurnRecord) -> AsyncIterator[AnswerEvent]:
-        """Relay the pipeline's events under the answer deadline; stop after its `done` or `error`."""
-        events = self._pipeline.run(turn)
-        deadline = asyncio.get_running_loop().time() + self._limits.answer_deadline_s
-        try:
-            while True:
-                # The deadline covers each wait for the pipeline, never the adapter's rendering in between.
-                timeout = asyncio.timeout_at(deadline)
-                try:
-                    async with timeout:
-                        event = await anext(events)
-                except StopAsyncIteration:
-                    record.outcome = "error"
-                    record.notes.append("pipeline ended without done or error")
-                    self._metrics.observe_error("pipeline")
-                    yield AnswerEvent.error(messages.INTERNAL_ERROR)
-                    return
-                except TimeoutError:
-                    if not timeout.expired():
-                        raise
-                    record.outcome = "timeout"
-                    self._metrics.observe_error("timeout")
-                    yield AnswerEvent.error(messages.TIMEOUT)
-                    return
+        """Relay the pipeline's events; stop after its `done` or `error`. The pipeline owns the deadline."""
+        async with contextlib.aclosing(self._pipeline.run(turn)) as events:
+            async for event in events:
                 if event.kind == AnswerEventKind.DONE:
                     record.outcome = "answered"
                     record.answer = event.answer
                     yield event
                     return
                 if event.kind == AnswerEventKind.ERROR:
-                    record.outcome = "failed"
-                    self._metrics.observe_error("pipeline")
+                    timed_out = event.text.endswith(messages.TIMEOUT)
+                    record.outcome = "timeout" if timed_out else "failed"
+                    self._metrics.observe_error("timeout" if timed_out else "pipeline")
                     yield event
                     return
                 yield event
-        finally:
-            closer = getattr(events, "aclose", None)
-            if closer is not None:
-                await closer()
+        record.outcome = "error"
+        record.notes.append("pipeline ended without done or error")
+        self._metrics.observe_error("pipeline")
+        yield AnswerEvent.error(messages.INTERNAL_ERROR)
+
+    async def _rate_positions(self, wait_s: float, per_s: float) -> AsyncIterator[int]:
+        """Wait `wait_s` for a lent token, yielding the place in line (turns ahead of it) as it moves up."""
+        due = self._clock() + wait_s
+        last = 0
+        while (left := due - self._clock()) > 0:
+            position = max(1, math.ceil(left * per_s))
+            if position != last:
+                last = position
+                yield position
+            await self._sleep(min(left, max(1 / per_s, _POSITION_UPDATE_S)))
 
     async def _save_exchange(
         self, conversation_key: str, seed: tuple[Message, ...], question: str, answer: Answer
@@ -260,7 +273,7 @@ class BotService:
             Message(role=Role.ASSISTANT, content=answer.text),
         ]
         try:
-            await self._store.append_history(conversation_key, exchange)
+            await self._store.history.append(conversation_key, exchange)
         except StateUnavailable as exc:
             logger.warning("history not saved: %s", exc)
 
@@ -275,6 +288,12 @@ class BotService:
         if turn.user:
             return f"{platform}:{workspace}:{turn.user}"
         return f"conversation:{turn.conversation_key}" if turn.conversation_key else ""
+
+    @staticmethod
+    def _channel_bucket(turn: Turn) -> str:
+        platform, workspace = conversation_origin(turn.conversation_key)
+        channel = conversation_channel(turn.conversation_key)
+        return f"{platform}:{workspace}:{channel}" if channel else ""
 
     @staticmethod
     def _workspace_bucket(turn: Turn) -> str:
@@ -316,4 +335,4 @@ class BotService:
             logger.info("turn %s question=%r answer=%r", turn.turn_id, turn.text, answer.text if answer else "")
 
 
-__all__ = ["AnswerRunner", "BotService", "conversation_origin"]
+__all__ = ["AnswerRunner", "BotService", "conversation_channel", "conversation_origin"]

@@ -46,6 +46,7 @@ from adapters.slack.inbound import BotIdentity, SlackQuestion, is_person_message
 from adapters.slack.payloads import FEEDBACK_DOWN_ACTION, FEEDBACK_UP_ACTION, FOLLOWUP_ACTION, SHARE_ACTION
 from adapters.slack.records import RecentAnswers
 from adapters.slack.responder import CommandResponder, Respond, ThreadResponder
+from adapters.slack.retries import answered_in_thread, retry_number
 from adapters.slack.sanitize import mentions_user
 from adapters.slack.signature import SlackSignature
 from adapters.slack.status import Sleep
@@ -62,7 +63,8 @@ _CLOSE_GRACE_S = 5.0
 
 
 class DuplicateEventFilter(AsyncMiddleware):
-    """Drops a redelivered event (same `event_id`) and still acks it, so Slack stops retrying."""
+    """Drops a redelivered event (same `event_id`), or a retry already answered in its thread, and still acks it,
+    so Slack stops retrying."""
 
     def __init__(self, service: TurnService) -> None:
         self._service = service
@@ -83,11 +85,24 @@ class DuplicateEventFilter(AsyncMiddleware):
             # Better a rare double answer than a lost question when the dedupe store is down.
             logger.exception("slack event dedupe unavailable; processing %s", event_id)
             return await next()
+        retry = retry_number(req.headers)
+        if first and retry and await self._answered_already(req):
+            logger.info("slack event %s (retry %d) was answered in its thread already; acked and dropped",
+                        event_id, retry)
+            return await req.context.ack()
         if first:
             return await next()
-        retry = (req.headers.get("x-slack-retry-num") or [""])[0]
         logger.info("slack event %s is a duplicate (retry %s); acked and dropped", event_id, retry or "-")
         return await req.context.ack()
+
+    @staticmethod
+    async def _answered_already(req: AsyncBoltRequest) -> bool:
+        """A retry's claim can be new while Redis is down or lost: the thread says if it was answered."""
+        event, context = req.body.get("event") or {}, req.context
+        if context.client is None:
+            return False
+        bot = BotIdentity(user_id=context.bot_user_id or "", bot_id=context.bot_id or "")
+        return await answered_in_thread(context.client, event, bot)
 
 
 class IntakeGate(AsyncMiddleware):

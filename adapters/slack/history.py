@@ -48,7 +48,7 @@ class ThreadHistoryLoader:
     ) -> tuple[Message, ...]:
         """Messages older than `before_ts`, oldest first; consecutive turns of one role are merged."""
         try:
-            raw = await self._replies(channel, thread_ts)
+            raw = await self.replies(channel, thread_ts)
         except SlackApiError as error:
             logger.warning("slack thread history unavailable: %s", slack_error_code(error))
             return ()
@@ -66,7 +66,8 @@ class ThreadHistoryLoader:
                 messages.append(message)
         return tuple(messages[-self._max_messages :])
 
-    async def _replies(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+    async def replies(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """The thread as `conversations.replies` returns it (parent first); raises `SlackApiError`."""
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):

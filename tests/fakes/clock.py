@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 
 class FakeClock:
     """Seconds (monotonic or epoch, as the caller reads them) that move only by `advance` or by setting `now`."""
@@ -26,4 +28,17 @@ class RecordedSleeps:
         self.delays.append(delay_s)
 
 
-__all__ = ["FakeClock", "RecordedSleeps"]
+class AdvancingSleeps(RecordedSleeps):
+    """Stands in for asyncio.sleep with a FakeClock: the clock moves by the delay, other tasks get a turn."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__()
+        self._clock = clock
+
+    async def __call__(self, delay_s: float) -> None:
+        await super().__call__(delay_s)
+        self._clock.advance(delay_s)
+        await asyncio.sleep(0)
+
+
+__all__ = ["AdvancingSleeps", "FakeClock", "RecordedSleeps"]

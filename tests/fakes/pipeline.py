@@ -28,6 +28,8 @@ class ScriptedPipeline:
         gate = self._gates.get(turn.text)
         if gate is not None:
             await gate.wait()
+        else:
+            await asyncio.sleep(0)  # a real answer lets other turns run while it is written
         yield AnswerEvent.delta("답변")
         answer = Answer(
             text=f"{turn.text} 답변",

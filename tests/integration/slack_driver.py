@@ -69,12 +69,14 @@ class SlackEventSender:
     http: aiohttp.ClientSession
     signing_secret: str = SIGNING_SECRET
 
-    async def deliver(self, server_url: str, body: str) -> int:
-        """POST one delivery; returns the HTTP status our server answered."""
+    async def deliver(self, server_url: str, body: str, *, retry_num: int = 0) -> int:
+        """POST one delivery (Slack's `retry_num`-th retry of it when > 0); returns our server's HTTP status."""
         timestamp = str(int(time.time()))
         signature = SignatureVerifier(self.signing_secret).generate_signature(timestamp=timestamp, body=body)
         headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": timestamp,
                    "X-Slack-Signature": signature}
+        if retry_num:
+            headers |= {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
         async with self.http.post(f"{server_url}/slack/events", data=body.encode(), headers=headers) as response:
             await response.read()
             return response.status

@@ -4,6 +4,7 @@ before they are claimed (so another replica can take Slack's redelivery), readin
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.server import Runtime, create_app
 from bot.service import BotService
-from bot.state import MemoryStateStore
+from bot.state import MemoryHistory, StateStores
 from rag.models import Answer, AnswerEvent, Citation, Message, Route, Turn
 from testkit import make_settings, serve_app
 from tests.e2e.fakes.slack_api import TEAM_ID
@@ -42,19 +43,25 @@ class GatedPipeline:
         yield AnswerEvent.done(Answer(text=ANSWER, route=Route.SEARCH, citations=(citation,)))
 
 
-class RecordingStore(MemoryStateStore):
+class RecordingHistory(MemoryHistory):
+    """In-process history that notes its writes in a shared log."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def append(self, conversation_key: str, messages: Sequence[Message]) -> None:
+        self.log.append("history saved")
+        await super().append(conversation_key, messages)
+
+
+def recording_store(log: list[str]) -> StateStores:
     """In-process state that notes history writes and its own closing, in order."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.log: list[str] = []
+    async def close() -> None:
+        log.append("closed")
 
-    async def append_history(self, conversation_key: str, messages: Sequence[Message]) -> None:
-        self.log.append("history saved")
-        await super().append_history(conversation_key, messages)
-
-    async def close(self) -> None:
-        self.log.append("closed")
+    return dataclasses.replace(StateStores.in_process(), history=RecordingHistory(log), close_backend=close)
 
 
 @dataclass
@@ -76,7 +83,7 @@ async def start_replica(sample_components, slack, tmp_path) -> AsyncIterator:
     """Starts our server (create_app + GracefulShutdown) over a gated pipeline and the given state store."""
     runners: list[web.AppRunner] = []
 
-    async def start(store: MemoryStateStore, *, drain_timeout_s: float = 20.0) -> Replica:
+    async def start(store: StateStores, *, drain_timeout_s: float = 20.0) -> Replica:
         settings = make_settings(tmp_path / f"replica{len(runners)}", **slack_env(slack.api_url))
         pipeline = GatedPipeline()
         metrics = Metrics()
@@ -97,7 +104,8 @@ async def start_replica(sample_components, slack, tmp_path) -> AsyncIterator:
 
 
 async def test_answer_in_flight_at_shutdown_is_finished_then_state_is_closed(start_replica, slack):
-    store = RecordingStore()
+    log: list[str] = []
+    store = recording_store(log)
     replica = await start_replica(store)
     event = mention(slack, "연차는 며칠이야?", channel=CHANNEL)
     async with aiohttp.ClientSession() as http:
@@ -115,8 +123,8 @@ async def test_answer_in_flight_at_shutdown_is_finished_then_state_is_closed(sta
     assert final.answer_text == ANSWER
     assert "취업규칙 제20조" in final.context_text
     assert replica.shutdown.report is not None and replica.shutdown.report.drained
-    assert store.log == ["history saved", "closed"]
-    assert [m.content for m in await store.load_history(f"slack:{TEAM_ID}:{CHANNEL}:{event['ts']}")] == [
+    assert log == ["history saved", "closed"]
+    assert [m.content for m in await store.history.load(f"slack:{TEAM_ID}:{CHANNEL}:{event['ts']}")] == [
         "연차는 며칠이야?",
         ANSWER,
     ]
@@ -125,7 +133,7 @@ async def test_answer_in_flight_at_shutdown_is_finished_then_state_is_closed(sta
 async def test_event_arriving_while_draining_is_refused_unclaimed_and_answered_by_another_replica(
     start_replica, slack
 ):
-    shared = MemoryStateStore()  # stands for the Redis both replicas share
+    shared = StateStores.in_process()  # stands for the Redis both replicas share
     leaving = await start_replica(shared)
     staying = await start_replica(shared)
     staying.pipeline.gate.set()

@@ -22,7 +22,7 @@ from bot.metrics import Metrics
 from bot.scopes import ScopeResolver
 from bot.server import build_runtime, create_app
 from bot.service import BotService
-from bot.state import MemoryStateStore
+from bot.state import StateStores
 from rag.models import Answer, AnswerEventKind, Turn
 from testkit import SAMPLES, HashingEmbedder, make_settings, serve_app
 from tests.integration.slack_driver import SlackEventSender, TimedSlackApi, event_callback, mention, slack_env
@@ -174,7 +174,7 @@ async def ask(service: BotService, question: str, *, channel: str, is_direct: bo
 
 @pytest.fixture
 def service(scoped_components, scopes_file) -> BotService:
-    return BotService(pipeline=scoped_components.pipeline, store=MemoryStateStore(), metrics=Metrics(),
+    return BotService(pipeline=scoped_components.pipeline, store=StateStores.in_process(), metrics=Metrics(),
                       limits=LimitsConfig(user_burst=0, workspace_burst=0),
                       scopes=ScopeResolver.from_file(scopes_file))
 

@@ -72,7 +72,7 @@ class TestRealServerPersonalChat:
 
         assert "취업규칙 제20조 제4항" in second.citation_names  # leave in half-day units
         assert "반일" in second.text
-        stored = await regbot_teams.server.runtime.store.load_history(f"teams:{TENANT}:{PERSONAL_CONVERSATION}")
+        stored = await regbot_teams.server.runtime.store.history.load(f"teams:{TENANT}:{PERSONAL_CONVERSATION}")
         assert [m.content for m in stored][0::2] == ["연차휴가는 며칠이야?", "반차도 돼?"]
         elsewhere = personal_message("반차도 돼?", service_url=regbot_teams.connector.url, activity_id="msg-3")
         elsewhere["conversation"] = dict(elsewhere["conversation"], id="a:1another-chat")
@@ -89,7 +89,7 @@ class TestRealServerPersonalChat:
         second = await regbot_teams.connector.wait_for(lambda a: is_final(a) and a.activity_id == "msg-2")
 
         assert second.citation_names
-        stored = await regbot_teams.server.runtime.store.load_history(f"teams:{TENANT}:{PERSONAL_CONVERSATION}")
+        stored = await regbot_teams.server.runtime.store.history.load(f"teams:{TENANT}:{PERSONAL_CONVERSATION}")
         assert stored[2].content == question
 
     async def test_lookup_command_shows_the_article(self, regbot_teams: RegbotTeams) -> None:
@@ -106,7 +106,7 @@ class TestRealServerPersonalChat:
 
         assert await regbot_teams.post(invoke) == (200, "")
 
-        [record] = [json.loads(r) for r in await regbot_teams.server.runtime.store.recent_feedback()]
+        [record] = [json.loads(r) for r in await regbot_teams.server.runtime.store.feedback.recent()]
         assert "연차휴가는 며칠이야?" in json.dumps(record, ensure_ascii=False)
         assert "up" in json.dumps(record)
 

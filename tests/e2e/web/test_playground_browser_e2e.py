@@ -86,7 +86,7 @@ async def test_question_citation_followup_and_feedback_in_one_thread(start_regbo
     # 👍 goes through the service's feedback path, with the question it answered.
     await first.get_by_role("button", name=labels.FEEDBACK_UP).click()
     await first.get_by_text(messages.FEEDBACK_THANKS).wait_for()
-    record = json.loads((await server.runtime.store.recent_feedback())[-1])
+    record = json.loads((await server.runtime.store.feedback.recent())[-1])
     assert (record["platform"], record["rating"], record["question"]) == ("web", "up", QUESTION)
 
     # A follow-up button asks in the same thread: the service sees both questions under this tab's key.

@@ -100,7 +100,7 @@ class TestPlaygroundOn:
             async with http.get(server.url + "/metrics") as metrics:
                 exposition = await metrics.text()
 
-        records = [json.loads(r) for r in await server.runtime.store.recent_feedback()]
+        records = [json.loads(r) for r in await server.runtime.store.feedback.recent()]
         assert len(records) == 1
         record = records[0]
         assert (record["platform"], record["rating"], record["user"]) == ("web", "up", USER)

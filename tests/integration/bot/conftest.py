@@ -10,7 +10,7 @@ import pytest
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.service import BotService
-from bot.state import RedisStateStore
+from bot.state import RedisConnection, StateStores
 from tests.fakes.pipeline import ScriptedPipeline
 
 
@@ -20,28 +20,29 @@ def key_prefix() -> str:
 
 
 @pytest.fixture
-async def make_redis_store(redis_server, key_prefix) -> AsyncIterator[Callable[..., RedisStateStore]]:
-    stores: list[RedisStateStore] = []
+async def make_redis(redis_server, key_prefix) -> AsyncIterator[Callable[[], RedisConnection]]:
+    """Connections as separate replicas would open them, closed after the test."""
+    connections: list[RedisConnection] = []
 
-    def make(**options: object) -> RedisStateStore:
-        store = RedisStateStore.from_url(redis_server.url, key_prefix=key_prefix, **options)
-        stores.append(store)
-        return store
+    def make() -> RedisConnection:
+        connection = RedisConnection.from_url(redis_server.url, key_prefix=key_prefix)
+        connections.append(connection)
+        return connection
 
     yield make
-    for store in stores:
-        await store.close()
+    for connection in connections:
+        await connection.close()
 
 
 @pytest.fixture
-def make_replica(make_redis_store) -> Callable[..., tuple[BotService, ScriptedPipeline]]:
+def make_replica(make_redis) -> Callable[..., tuple[BotService, ScriptedPipeline]]:
     """A service as one replica would run it: its own Redis client, pipeline and metrics."""
 
     def make(**limits: object) -> tuple[BotService, ScriptedPipeline]:
         pipeline = ScriptedPipeline()
         service = BotService(
             pipeline=pipeline,
-            store=make_redis_store(),
+            store=StateStores.on_redis(make_redis()),
             metrics=Metrics(),
             limits=LimitsConfig.model_validate(limits),
         )

@@ -4,7 +4,7 @@ from bot.app import build_components
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.service import BotService
-from bot.state import MemoryStateStore
+from bot.state import StateStores
 from rag.models import Turn
 from testkit import SAMPLES, HashingEmbedder, make_settings
 
@@ -19,9 +19,9 @@ async def ask(service: BotService, text: str, turn_id: str):
 
 
 async def test_a_repeated_question_is_answered_from_the_cache_and_counted(tmp_path, kiwi_tokenizer):
-    store = MemoryStateStore()
+    store = StateStores.in_process()
     components = build_components(make_settings(tmp_path), embedder=HashingEmbedder(), tokenizer=kiwi_tokenizer,
-                                  cache_backend=store)
+                                  cache_backend=store.cache)
     components.ingestor().ingest([SAMPLES])
     metrics = Metrics()
     service = BotService(pipeline=components.pipeline, store=store, metrics=metrics,
@@ -37,13 +37,13 @@ async def test_a_repeated_question_is_answered_from_the_cache_and_counted(tmp_pa
 
 
 async def test_reingest_invalidates_the_cache(tmp_path, kiwi_tokenizer):
-    store = MemoryStateStore()
+    store = StateStores.in_process()
     folder = tmp_path / "docs"
     folder.mkdir()
     rules = folder / "rules.md"
     rules.write_text("# 휴가 지침\n\n##### 제1조 (반차)\n\n반차는 4시간 단위로 쓴다.\n", encoding="utf-8")
     components = build_components(make_settings(tmp_path / "data"), embedder=HashingEmbedder(),
-                                  tokenizer=kiwi_tokenizer, cache_backend=store)
+                                  tokenizer=kiwi_tokenizer, cache_backend=store.cache)
     components.ingestor().ingest([folder])
     service = BotService(pipeline=components.pipeline, store=store, metrics=Metrics(),
                          limits=LimitsConfig(user_burst=0, workspace_burst=0))

@@ -1,4 +1,4 @@
-"""Fixtures for the bot service tests: a clock that moves only when told, and a scripted pipeline."""
+"""Fixtures for the bot service tests: a clock that moves only when told (or when the service sleeps)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from bot.limits import LimitsConfig
 from bot.metrics import Metrics
 from bot.service import BotService
-from bot.state import MemoryStateStore
-from tests.fakes.clock import FakeClock
+from bot.state import StateStores
+from tests.fakes.clock import AdvancingSleeps, FakeClock
 from tests.fakes.pipeline import ScriptedPipeline
 
 
@@ -25,8 +25,13 @@ def pipeline() -> ScriptedPipeline:
 
 
 @pytest.fixture
-def store(clock: FakeClock) -> MemoryStateStore:
-    return MemoryStateStore(clock=clock)
+def store(clock: FakeClock) -> StateStores:
+    return StateStores.in_process(clock=clock)
+
+
+@pytest.fixture
+def sleeps(clock: FakeClock) -> AdvancingSleeps:
+    return AdvancingSleeps(clock)
 
 
 @pytest.fixture
@@ -36,7 +41,7 @@ def metrics() -> Metrics:
 
 @pytest.fixture
 def make_service(
-    pipeline: ScriptedPipeline, store: MemoryStateStore, metrics: Metrics, clock: FakeClock
+    pipeline: ScriptedPipeline, store: StateStores, metrics: Metrics, clock: FakeClock, sleeps: AdvancingSleeps
 ) -> Callable[..., BotService]:
     def make(**limits: object) -> BotService:
         return BotService(
@@ -45,6 +50,7 @@ def make_service(
             metrics=metrics,
             limits=LimitsConfig.model_validate(limits),
             clock=clock,
+            sleep=sleeps,
         )
 
     return make

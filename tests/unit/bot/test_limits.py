@@ -55,10 +55,25 @@ class TestAnswerQueue:
 
 
 class TestLimitsConfig:
-    def test_from_settings_takes_question_length_and_deadline(self):
-        settings = Settings(REGBOT_MAX_QUESTION_CHARS=500, REGBOT_ANSWER_DEADLINE_S=20)
-        limits = LimitsConfig.from_settings(settings, user_burst=3)
-        assert (limits.max_question_chars, limits.answer_deadline_s, limits.user_burst) == (500, 20.0, 3)
+    def test_every_limit_is_set_by_its_environment_variable(self, monkeypatch):
+        env = {
+            "REGBOT_MAX_QUESTION_CHARS": "500", "REGBOT_USER_BURST": "2", "REGBOT_USER_PER_MIN": "3",
+            "REGBOT_CHANNEL_BURST": "4", "REGBOT_CHANNEL_PER_MIN": "5", "REGBOT_WORKSPACE_BURST": "6",
+            "REGBOT_WORKSPACE_PER_MIN": "7", "REGBOT_RATE_WAIT_MAX_S": "8", "REGBOT_MAX_ACTIVE_ANSWERS": "9",
+            "REGBOT_MAX_WAITING_ANSWERS": "10",
+        }  # fmt: skip
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        limits = LimitsConfig.from_settings(Settings())
+        assert limits.model_dump(exclude={"lock_ttl_s", "lock_wait_s"}) == {
+            "max_question_chars": 500, "user_burst": 2, "user_refill_per_min": 3.0, "channel_burst": 4,
+            "channel_refill_per_min": 5.0, "workspace_burst": 6, "workspace_refill_per_min": 7.0,
+            "rate_wait_max_s": 8.0, "max_active_answers": 9, "max_waiting_answers": 10,
+        }  # fmt: skip
+
+    def test_overrides_win_over_settings(self):
+        limits = LimitsConfig.from_settings(Settings(REGBOT_USER_BURST=1), user_burst=3)
+        assert limits.user_burst == 3
 
     def test_zero_answer_slots_is_rejected(self):
         with pytest.raises(ValidationError):

@@ -7,11 +7,13 @@ import unicodedata
 import uuid
 from collections.abc import AsyncIterator
 
+import pytest
+
 from adapters.base import Feedback, ScopeRequest
 from bot.metrics import Metrics
 from bot.scopes import ScopeResolver, ScopeRules
 from bot.service import BotService, conversation_origin
-from bot.state import MemoryStateStore
+from bot.state import StateStores
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
 from tests.polling import wait_until
@@ -106,7 +108,7 @@ class TestAnswering:
         service._pipeline = FailingPipeline()
         events = await collect(service, make_turn("연차는 며칠이야?"))
         assert [e.text for e in events] == [messages.INDEX_UNAVAILABLE]
-        assert await store.load_history(THREAD) == []
+        assert await store.history.load(THREAD) == []
 
     async def test_exception_in_pipeline_becomes_internal_error_without_logging_the_question(
         self, make_service, caplog
@@ -142,11 +144,18 @@ class TestAnswering:
         again = await collect(service, make_turn("다시 물어볼게"))
         assert again[-1].kind == AnswerEventKind.DONE
 
-    async def test_pipeline_past_the_deadline_gets_the_timeout_message(self, make_service, pipeline):
-        pipeline.hold("오래 걸리는 질문")  # never opened
-        events = await collect(make_service(answer_deadline_s=0.05), make_turn("오래 걸리는 질문"))
-        assert events[-1].text == messages.TIMEOUT
-        assert answer_text(events) == "오래 걸리는 질문 "
+    async def test_pipeline_timeout_is_relayed_and_counted_as_a_timeout(self, make_service, metrics: Metrics):
+        class SlowPipeline:  # the pipeline owns the answer deadline and reports it as an error event
+            async def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
+                yield AnswerEvent.delta("부분 답")
+                yield AnswerEvent.error(f"{messages.STREAM_INTERRUPTED}\n{messages.TIMEOUT}")
+
+        service = make_service()
+        service._pipeline = SlowPipeline()
+        events = await collect(service, make_turn("오래 걸리는 질문"))
+        assert events[-1].text.endswith(messages.TIMEOUT)
+        assert answer_text(events) == "부분 답"
+        assert metrics.value("regbot_requests_total", {"platform": "slack", "outcome": "timeout"}) == 1
 
     async def test_turn_log_line_names_route_llm_calls_and_timings(self, make_service, caplog):
         with caplog.at_level(logging.INFO, logger="bot.service"):
@@ -195,9 +204,9 @@ class TestConversationLock:
         gate.set()
         assert (await slow)[-1].kind == AnswerEventKind.DONE
 
-    async def test_lock_left_by_a_crashed_replica_expires(self, make_service, store: MemoryStateStore, clock):
+    async def test_lock_left_by_a_crashed_replica_expires(self, make_service, store: StateStores, clock):
         service = make_service(lock_ttl_s=30)
-        await store.try_lock(THREAD, "replica-that-died", 30)
+        assert await store.locks.acquire(THREAD, 30) is not None  # held by a replica that died
         waiting = asyncio.create_task(collect(service, make_turn("연차는 며칠이야?")))
         await wait_until(lambda: service.locks.waiting(THREAD) == 1)
         clock.advance(31)
@@ -244,11 +253,43 @@ class TestQueueAndLimits:
         later = await collect(service, make_turn("세 번째 질문", key="slack:T01:C01:9.0"))
         assert later[-1].kind == AnswerEventKind.DONE
 
-    async def test_workspace_bucket_limits_all_its_users(self, make_service):
-        service = make_service(workspace_burst=1, workspace_refill_per_min=1)
+    async def test_workspace_burst_waits_in_line_for_its_token(self, make_service, sleeps):
+        service = make_service(workspace_burst=1, workspace_refill_per_min=6, rate_wait_max_s=15)
         await collect(service, make_turn("질문 하나", user="U01"))
-        limited = await collect(service, make_turn("질문 둘", user="U02", key="slack:T01:C01:5.5"))
-        assert [e.text for e in limited] == ["요청이 너무 많아요. 60초 뒤에 다시 물어봐 주세요."]
+        waited = await collect(service, make_turn("질문 둘", user="U02", key="slack:T01:C01:5.5"))
+        assert waited[0].text == messages.STATUS_QUEUED.format(position=1)
+        assert waited[-1].kind == AnswerEventKind.DONE
+        assert sum(sleeps.delays) == pytest.approx(10.0)  # the lent token was due 10 s later
+
+    async def test_workspace_burst_longer_than_the_longest_wait_is_refused(self, make_service, sleeps):
+        service = make_service(workspace_burst=1, workspace_refill_per_min=6, rate_wait_max_s=5)
+        await collect(service, make_turn("질문 하나", user="U01"))
+        refused = await collect(service, make_turn("질문 둘", user="U02", key="slack:T01:C01:5.5"))
+        assert [e.text for e in refused] == ["요청이 너무 많아요. 10초 뒤에 다시 물어봐 주세요."]
+        assert sleeps.delays == []
+
+    async def test_a_hundred_questions_from_one_workspace_at_once_are_all_answered(self, make_service):
+        service = make_service()  # the defaults `regbot serve` starts with
+        turns = [make_turn(f"질문 {n}", key=f"slack:T01:C01:{n}.0", user=f"U{n:03d}") for n in range(100)]
+        results = await asyncio.gather(*(collect(service, turn) for turn in turns))
+
+        assert [events[-1].kind for events in results] == [AnswerEventKind.DONE] * 100
+        shown = [event.text for events in results for event in events]
+        assert messages.BUSY not in shown
+        assert not any(text.startswith(messages.RATE_LIMITED.split("{")[0]) for text in shown)
+        queued_prefix = messages.STATUS_QUEUED.split("{")[0]
+        positions = [[e.text for e in events if e.text.startswith(queued_prefix)] for events in results]
+        assert sum(1 for shown_to_one in positions if shown_to_one) >= 40  # every one past the burst waited
+        assert max(len(shown_to_one) for shown_to_one in positions) > 1  # and its place in line was updated
+
+    async def test_channel_bucket_is_shared_by_the_channel_only(self, make_service, sleeps):
+        service = make_service(channel_burst=1, channel_refill_per_min=60, workspace_burst=0)
+        await collect(service, make_turn("질문 하나", user="U01", key="slack:T01:C01:1.0"))
+        other_channel = await collect(service, make_turn("질문 둘", user="U02", key="slack:T01:C02:2.0"))
+        assert sleeps.delays == []
+        same_channel = await collect(service, make_turn("질문 셋", user="U03", key="slack:T01:C01:3.0"))
+        assert sleeps.delays == [pytest.approx(1.0)]
+        assert other_channel[-1].kind == same_channel[-1].kind == AnswerEventKind.DONE
 
 
 class TestTurnServiceOperations:
@@ -274,7 +315,7 @@ class TestTurnServiceOperations:
             answer="15일이에요.",
         )
         await make_service().record_feedback(feedback)
-        [record] = [json.loads(raw) for raw in await store.recent_feedback()]
+        [record] = [json.loads(raw) for raw in await store.feedback.recent()]
         assert (record["rating"], record["question"]) == ("down", "연차는 며칠이야?")
         assert metrics.value("regbot_feedback_total", {"platform": "slack", "rating": "down"}) == 1
 
