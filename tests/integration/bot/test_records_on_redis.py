@@ -13,6 +13,7 @@ from bot.cli import main as regbot
 from bot.metrics import Metrics
 from bot.records import RedisRecordStore, TurnRecorder
 from bot.service import BotService
+from bot.state import StateStores
 from rag.models import Turn
 from tests.fakes.pipeline import ScriptedPipeline
 
@@ -29,9 +30,10 @@ async def records_url(redis_server) -> str:
     return url
 
 
-async def serve_turns(make_redis_store, store: RedisRecordStore, *, keep_questions: bool = False) -> TurnRecorder:
+async def serve_turns(make_redis, store: RedisRecordStore, *, keep_questions: bool = False) -> TurnRecorder:
     recorder = TurnRecorder(store, keep_questions=keep_questions)
-    service = BotService(pipeline=ScriptedPipeline(), store=make_redis_store(), metrics=Metrics(), recorder=recorder)
+    service = BotService(pipeline=ScriptedPipeline(), store=StateStores.on_redis(make_redis()), metrics=Metrics(),
+                         recorder=recorder)
     for i, key in enumerate(("slack:T0TEAM:C0HR:1.0", "teams:tenant:a:1chat", "web:tab000000001")):
         turn = Turn(turn_id=f"turn-{i}", text=QUESTION, user="U0SECRET", conversation_key=key)
         assert [e async for e in service.answer(turn)][-1].kind == "done"
@@ -57,8 +59,8 @@ async def dump(url: str, pattern: str) -> str:
 
 
 class TestRecordsOnRedis:
-    async def test_no_question_text_or_raw_id_in_any_records_key(self, make_redis_store, records_url):
-        recorder = await serve_turns(make_redis_store, RedisRecordStore.from_url(records_url))
+    async def test_no_question_text_or_raw_id_in_any_records_key(self, make_redis, records_url):
+        recorder = await serve_turns(make_redis, RedisRecordStore.from_url(records_url))
 
         stored = await dump(records_url, "*")
         assert recorder.written == 4
@@ -67,8 +69,8 @@ class TestRecordsOnRedis:
             assert secret not in stored
         await recorder.close()
 
-    async def test_opt_in_keeps_the_question_in_the_turn_record(self, make_redis_store, records_url):
-        recorder = await serve_turns(make_redis_store, RedisRecordStore.from_url(records_url), keep_questions=True)
+    async def test_opt_in_keeps_the_question_in_the_turn_record(self, make_redis, records_url):
+        recorder = await serve_turns(make_redis, RedisRecordStore.from_url(records_url), keep_questions=True)
 
         turns = await recorder.store.turns(0)
         assert {t.question for t in turns} == {QUESTION}
@@ -76,8 +78,8 @@ class TestRecordsOnRedis:
         await recorder.close()
 
     async def test_report_reads_the_records_while_the_service_writes_and_purge_all_empties_them(
-            self, make_redis_store, records_url, monkeypatch, capsys):
-        recorder = await serve_turns(make_redis_store, RedisRecordStore.from_url(records_url))
+            self, make_redis, records_url, monkeypatch, capsys):
+        recorder = await serve_turns(make_redis, RedisRecordStore.from_url(records_url))
         monkeypatch.setenv("REDIS_URL", records_url)
         monkeypatch.setenv("REGBOT_DATA_DIR", "/nonexistent/regbot-data")  # never read or created with Redis
 
