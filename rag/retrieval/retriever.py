@@ -70,7 +70,7 @@ class HybridRetriever:
         self.domain_filter = DomainFilter(self.domains, config)
         self.lexical = LexicalSearch(corpus, config)
         self.dense = DenseSearch(corpus, config, self.query_embedder)
-        self.fusion = Fusion(config)
+        self.fusion = Fusion(corpus, config)
         self.priors = PriorWeighting(corpus, self.domains, config)
         self.deduplication = Deduplication(corpus)
         self.diversity = ArticleDiversity(config)
