@@ -43,6 +43,11 @@ class RetrievalConfig(BaseModel):
     expansion_weight: float = EXPANSION_WEIGHT
     context_weight: float = CONTEXT_WEIGHT
     domain_mode: Literal["soft", "hard", "off"] = "soft"  # demote, drop, or ignore hits outside the domain
+    # The question vector names a domain at cosine >= threshold with a lead of `domain_margin` over the runner-up;
+    # a domain the words point to is kept as a second topic when the vector ranks it within `domain_secondary_rank`.
+    domain_threshold: float = 0.82
+    domain_margin: float = 0.01
+    domain_secondary_rank: int = 2
     out_of_domain_factor: float = 0.6  # the question's words, audience or a named regulation set the domain
     vector_domain_factor: float = 0.85  # only the question vector did (weaker evidence, milder demotion)
     named_document_boost: float = 1.3  # the question names a regulation ("근로기준법 위반…")
@@ -55,6 +60,12 @@ class RetrievalConfig(BaseModel):
     reranker: Literal["heuristic", "cross_encoder", "llm", "none"] = "heuristic"
     rerank_model: str = ""
     rerank_depth: int = 40
+    # The heuristic reranker: fused score + IDF-weighted coverage of the question by the title and the body;
+    # 부칙 and stub annexes are multiplied by the penalty; earlier-turn words count at `rerank_context_weight`.
+    rerank_title_weight: float = 0.35
+    rerank_body_weight: float = 0.35
+    rerank_addenda_penalty: float = 0.5
+    rerank_context_weight: float = 0.3
     # One part per article in the ranking (its other parts follow the distinct articles): a long article's
     # three parts would otherwise fill the slots of a question's second topic. Neighbour expansion adds them back.
     one_part_per_article: bool = True
