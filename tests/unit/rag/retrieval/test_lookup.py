@@ -55,3 +55,13 @@ def test_a_reference_asked_as_a_question_is_still_a_lookup(lookup, query):
 
 def test_a_question_that_only_cites_an_article_is_not_a_lookup(lookup):
     assert lookup.parse("근로기준법 제60조에 따르면 연차는 며칠이야?") is None
+
+
+@pytest.mark.parametrize("query", ["근로기준법 제999조", "근기법 제9장", "국가공무원 복무규정 시행규칙 제3조"])
+def test_a_complete_reference_to_something_missing_is_answered_not_found_not_searched(lookup, query):
+    result = lookup.lookup(query)
+    assert (result.kind, result.exact) == ("not_found", True)
+
+
+def test_an_unknown_name_may_still_be_searched(lookup):
+    assert lookup.lookup("없는규정 제3조").exact is False
