@@ -20,7 +20,7 @@ from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.planned import EvidenceSelector
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer
-from rag.retrieval.rerank import CrossEncoderReranker, HeuristicReranker, LlmListwiseReranker, Reranker
+from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Reranker, heuristic_reranker
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages import build_stages
@@ -73,7 +73,7 @@ def open_llm(settings: Settings) -> ResilientProvider | None:
 
 def build_reranker(config: RetrievalConfig, corpus: IndexedCorpus, llm: ResilientProvider | None) -> Reranker | None:
     """The reranker REGBOT_RETRIEVAL_RERANKER names (the LLM one only when an LLM is configured)."""
-    heuristic = HeuristicReranker(idf=corpus.idf, expansion_weight=config.expansion_weight)
+    heuristic = heuristic_reranker(config, corpus.idf)
     if config.reranker == "none":
         return None
     if config.reranker == "cross_encoder":

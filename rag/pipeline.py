@@ -216,7 +216,7 @@ class AnswerPipeline:
             yield AnswerEvent.status(messages.STATUS_LOOKUP)
             draft, result = await self._timed(trace, "lookup",
                                               self.stages.structural.run(understood.lookup_query, turn.scope))
-            if result.kind in ("not_found", "ambiguous") and turn.force_route is None:
+            if result.kind in ("not_found", "ambiguous") and not result.exact and turn.force_route is None:
                 route = Route.SEARCH  # a name that looked like a reference but is not one: search instead
             else:
                 yield AnswerEvent.delta(draft.text)

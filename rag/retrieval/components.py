@@ -216,10 +216,16 @@ class DenseSearch:
 
 
 class Fusion:
-    """Score-aware convex fusion (or weighted RRF), then lexical-confident candidates are protected."""
+    """Score-aware convex fusion (or weighted RRF), then lexical-confident candidates are protected (by default
+    only plain-page chunks, which have no article label)."""
 
-    def __init__(self, config: RetrievalConfig) -> None:
+    def __init__(self, corpus: IndexedCorpus, config: RetrievalConfig) -> None:
+        self.corpus = corpus
         self.config = config
+
+    def _plain(self, chunk_id: str) -> bool:
+        chunk = self.corpus.get(chunk_id)
+        return chunk is not None and not chunk.article
 
     def run(self, rankings: Sequence[Ranking]) -> list[Candidate]:
         config = self.config
@@ -233,7 +239,8 @@ class Fusion:
                                            "dense": config.dense_normalization})
         lexical = next((r for r in rankings if r.name == "lexical"), None)
         if lexical is not None and len(rankings) > 1 and config.protect_depth > 0:
-            fused = protect_confident(fused, lexical.items, depth=config.protect_depth, ratio=config.protect_ratio)
+            fused = protect_confident(fused, lexical.items, depth=config.protect_depth, ratio=config.protect_ratio,
+                                      eligible=self._plain if config.protect_plain_only else None)
         return [Candidate(chunk_id=i, score=s, ranks=r) for i, s, r in fused]
 
 

@@ -32,14 +32,22 @@ class RetrievalConfig(BaseModel):
     dense_floor: float = 0.75  # cosine that counts as "no match" in score fusion (e5 rarely goes below)
     # Lexical-confident candidates keep a place in the fused top `protect_depth`: a lexical candidate ranked
     # within that depth whose BM25 score is at least `protect_ratio` of the best one cannot be pushed below it by
-    # the weaker retriever (on page-level text dense alone pushed right pages out of the top 5). 0 (default) turns
-    # it off: on the statutes (dev) depth 5 / ratio 0.8 and depth 3 / ratio 0.9 both cost colloquial Hit@5.
-    protect_depth: int = 0
+    # the weaker retriever. On page-level text (plain pages without 조 structure; a public OCR'd-pages benchmark
+    # had Kiwi-BM25 alone at R@5 0.991 and the fusion at 0.965) lexical is the stronger retriever, so by default
+    # only such plain chunks are protected (`protect_plain_only`); on statutes dense rescues colloquial wording
+    # (protecting articles too cost dev colloquial Hit@5 0.944 -> 0.833). 0 turns protection off.
+    protect_depth: int = 5
     protect_ratio: float = 0.8
+    protect_plain_only: bool = True
     title_weight: float = 0.5  # BM25 weight of the article-title field relative to the body
     expansion_weight: float = EXPANSION_WEIGHT
     context_weight: float = CONTEXT_WEIGHT
     domain_mode: Literal["soft", "hard", "off"] = "soft"  # demote, drop, or ignore hits outside the domain
+    # The question vector names a domain at cosine >= threshold with a lead of `domain_margin` over the runner-up;
+    # a domain the words point to is kept as a second topic when the vector ranks it within `domain_secondary_rank`.
+    domain_threshold: float = 0.82
+    domain_margin: float = 0.01
+    domain_secondary_rank: int = 2
     out_of_domain_factor: float = 0.6  # the question's words, audience or a named regulation set the domain
     vector_domain_factor: float = 0.85  # only the question vector did (weaker evidence, milder demotion)
     named_document_boost: float = 1.3  # the question names a regulation ("근로기준법 위반…")
@@ -52,6 +60,12 @@ class RetrievalConfig(BaseModel):
     reranker: Literal["heuristic", "cross_encoder", "llm", "none"] = "heuristic"
     rerank_model: str = ""
     rerank_depth: int = 40
+    # The heuristic reranker: fused score + IDF-weighted coverage of the question by the title and the body;
+    # 부칙 and stub annexes are multiplied by the penalty; earlier-turn words count at `rerank_context_weight`.
+    rerank_title_weight: float = 0.35
+    rerank_body_weight: float = 0.35
+    rerank_addenda_penalty: float = 0.5
+    rerank_context_weight: float = 0.3
     # One part per article in the ranking (its other parts follow the distinct articles): a long article's
     # three parts would otherwise fill the slots of a question's second topic. Neighbour expansion adds them back.
     one_part_per_article: bool = True

@@ -7,7 +7,7 @@ stronger retriever scores far above the rest keeps its lead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 
 def weighted_rrf(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], *, k: int = 60
@@ -75,20 +75,22 @@ def convex_fusion(scored: Mapping[str, Sequence[tuple[str, float]]], weights: Ma
 
 
 def protect_confident(fused: Sequence[tuple[str, float, dict[str, int]]], lexical: Sequence[tuple[str, float]], *,
-                      depth: int, ratio: float) -> list[tuple[str, float, dict[str, int]]]:
+                      depth: int, ratio: float, eligible: Callable[[str], bool] | None = None
+                      ) -> list[tuple[str, float, dict[str, int]]]:
     """Keep the lexical retriever's confident candidates within the fused top `depth`.
 
     A candidate lexical ranks within `depth` whose score is at least `ratio` of lexical's best is "confident";
     one that fusion pushed below position `depth` takes the place of the lowest non-confident candidate there.
     Scores are rewritten to keep the list sorted. Where lexical is sure, the weaker retriever can reorder its
-    picks but not push them out.
+    picks but not push them out. `eligible` limits which candidates may be protected.
     """
     if depth <= 0 or not lexical or not fused:
         return list(fused)
     best = lexical[0][1]
     if best <= 0:
         return list(fused)
-    confident = [item for item, score in lexical[:depth] if score >= ratio * best]
+    confident = [item for item, score in lexical[:depth]
+                 if score >= ratio * best and (eligible is None or eligible(item))]
     order = [row[0] for row in fused]
     head = order[:depth]
     missing = [item for item in confident if item not in head]

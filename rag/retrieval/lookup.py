@@ -13,8 +13,10 @@ from rag.retrieval.names import DocumentNames, load_aliases
 from rag.text import collapse_spaces, normalize_text
 
 # What may follow a reference and still make it a pure lookup ("…보여줘", "…전문").
-_FILLER = re.compile(r"^\s*(?:조문|전문|원문|내용|목차|조항)?\s*(?:좀\s*)?"
-                     r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|뭐야|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
+_FILLER = re.compile(
+    r"^\s*(?:은|는|이|가|을|를|에|의)?\s*(?:조문|전문|원문|내용|목차|조항)?\s*(?:은|는|이|가|을|를)?\s*(?:좀\s*)?"
+    r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"
+    r"|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
 _ARTICLE_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
 _DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")
 _ANNEX_REF = re.compile(r"^\s*\[?(별표|별지|서식)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
@@ -38,6 +40,9 @@ class LookupResult(BaseModel):
     candidates: tuple[str, ...] = ()
     outline: tuple[str, ...] = ()  # overview / chapter: the headings and article titles
     page: int = 1  # fulltext: which page was asked for (1-based)
+    # The query was a complete reference to a known regulation ("근로기준법 제999조", "최임법 시행령 제5조"): a
+    # not_found is then the answer, never a reason to search instead.
+    exact: bool = False
 
 
 class StructuralLookup:
@@ -83,8 +88,9 @@ class StructuralLookup:
             if not match.doc:
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
-        if _SUBORDINATE.match(rest):
-            return LookupResult(kind="not_found", target=text)  # the law is indexed, its decree is not
+        if _SUBORDINATE.match(rest):  # the law is indexed, its decree is not
+            exact = _reference_rest(rest[_SUBORDINATE.match(rest).end():]) is not None
+            return LookupResult(kind="not_found", target=text, exact=exact)
         chunks = self.corpus.of_document(doc, scope)
         if not chunks:
             return LookupResult(kind="not_found", doc=doc, target=text)
@@ -101,7 +107,7 @@ class StructuralLookup:
         if kind == "addenda":
             selected = tuple(c for c in chunks if c.kind == "addenda")
         if not selected:
-            return LookupResult(kind="not_found", doc=doc, target=target)
+            return LookupResult(kind="not_found", doc=doc, target=target, exact=True)
         return LookupResult(kind=kind, doc=doc, target=target, paragraph=paragraph, chunks=selected)
 
     def _overview(self, doc: str, chunks: list[Chunk]) -> LookupResult:
@@ -124,7 +130,7 @@ class StructuralLookup:
 
         selected = tuple(c for c in chunks if in_division(c))
         if not selected:
-            return LookupResult(kind="not_found", doc=doc, target=target)
+            return LookupResult(kind="not_found", doc=doc, target=target, exact=True)
         heading = next(p for p in selected[0].chapter_path if p.split(" ")[0] == target)
         outline = [heading] + [f"  {c.article} {c.title}".rstrip() for c in selected if not c.part and not c.deleted]
         return LookupResult(kind="chapter", doc=doc, target=target, chunks=selected, outline=tuple(outline))

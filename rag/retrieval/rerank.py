@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field, ValidationError
 from rag.errors import ConfigError
 from rag.llm import LlmProvider, LlmRequest, LlmUnavailable
 from rag.models import Hit, Message, Role
-from rag.retrieval.query import EXPANSION_WEIGHT, AnalyzedQuery
+from rag.retrieval.config import EXPANSION_WEIGHT, RetrievalConfig
+from rag.retrieval.query import AnalyzedQuery
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,13 @@ def _present(token: str, text: str) -> bool:
     if token.endswith("다") and len(token) >= 3:
         return token[:-1] in text
     return token in text
+
+
+def heuristic_reranker(config: RetrievalConfig, idf: Callable[[str], float]) -> HeuristicReranker:
+    """The heuristic reranker with the weights `RetrievalConfig` gives it."""
+    return HeuristicReranker(idf=idf, title_weight=config.rerank_title_weight, body_weight=config.rerank_body_weight,
+                             addenda_penalty=config.rerank_addenda_penalty, expansion_weight=config.expansion_weight,
+                             context_weight=config.rerank_context_weight)
 
 
 class HeuristicReranker:

@@ -29,7 +29,7 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.domains import DomainClassifier, load_domains
 from rag.retrieval.names import load_aliases
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
-from rag.retrieval.rerank import AsyncReranker, HeuristicReranker, Reranker
+from rag.retrieval.rerank import AsyncReranker, Reranker, heuristic_reranker
 
 __all__ = ["HybridRetriever", "RetrievalConfig", "Retriever", "distinct_articles_first"]
 
@@ -59,10 +59,11 @@ class HybridRetriever:
         self.analyzer = analyzer
         config = self.config = config or RetrievalConfig()
         embedder = corpus.dense.embedder if corpus.dense is not None else None
-        classifier = domains or DomainClassifier(load_domains(), analyzer.tokenizer, embedder=embedder)
+        classifier = domains or DomainClassifier(
+            load_domains(), analyzer.tokenizer, embedder=embedder, threshold=config.domain_threshold,
+            margin=config.domain_margin, secondary_rank=config.domain_secondary_rank)
         self.reranker: Reranker | None = reranker if reranker is not None else (
-            HeuristicReranker(idf=corpus.idf, expansion_weight=config.expansion_weight)
-            if config.reranker != "none" else None)
+            heuristic_reranker(config, corpus.idf) if config.reranker != "none" else None)
         # The steps, in the order `_run` calls them.
         self.scope_filter = ScopeFilter(corpus, config)
         self.query_embedder = QueryEmbedder(corpus, config)
@@ -70,7 +71,7 @@ class HybridRetriever:
         self.domain_filter = DomainFilter(self.domains, config)
         self.lexical = LexicalSearch(corpus, config)
         self.dense = DenseSearch(corpus, config, self.query_embedder)
-        self.fusion = Fusion(config)
+        self.fusion = Fusion(corpus, config)
         self.priors = PriorWeighting(corpus, self.domains, config)
         self.deduplication = Deduplication(corpus)
         self.diversity = ArticleDiversity(config)

@@ -41,7 +41,8 @@ def test_every_page_is_its_own_document_without_articles(page_corpus):
     assert {c.article for c in page_corpus.chunks} == {""}
 
 
-@pytest.mark.parametrize("config", [RetrievalConfig(), RetrievalConfig(protect_depth=5)], ids=["default", "protected"])
+@pytest.mark.parametrize("config", [RetrievalConfig(), RetrievalConfig(protect_depth=0)],
+                         ids=["default", "unprotected"])
 def test_hybrid_recall_at_5_is_at_least_lexical_alone(kiwi_tokenizer, page_corpus, config):
     analyzer = QueryAnalyzer(kiwi_tokenizer)
     lexical = recall_at_5(HybridRetriever(page_corpus, analyzer, config=RetrievalConfig(dense_weight=0)))

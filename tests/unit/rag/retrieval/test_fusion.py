@@ -61,3 +61,9 @@ def test_an_unsure_lexical_candidate_gets_no_protection():
     fused = [(f"d{i}", 1.0 - i / 10, {}) for i in range(1, 6)] + [("weak", 0.4, {})]
     protected = protect_confident(fused, [("d1", 9.0), ("weak", 3.0)], depth=5, ratio=0.8)
     assert [item for item, _, _ in protected] == [item for item, _, _ in fused]
+
+
+def test_only_eligible_candidates_are_protected():
+    fused = [(f"d{i}", 1.0 - i / 10, {}) for i in range(1, 6)] + [("article", 0.4, {})]
+    protected = protect_confident(fused, [("article", 9.0)], depth=5, ratio=0.8, eligible=lambda item: False)
+    assert [item for item, _, _ in protected] == [item for item, _, _ in fused]

@@ -44,3 +44,24 @@ async def test_the_whole_text_is_paged_for_chat(rules_corpus, lookup):
 
 def test_a_page_number_after_the_whole_text_is_kept(lookup):
     assert lookup.lookup("근로기준법 전문 2쪽").page == 2
+
+
+@pytest.mark.parametrize("query", ["근로기준법 제60조는?", "근기법 제23조가 뭐야?",
+                                   "근로기준법 제23조에 뭐라고 나와 있어?"])
+def test_a_reference_asked_as_a_question_is_still_a_lookup(lookup, query):
+    assert lookup.parse(query) is not None
+    assert lookup.lookup(query).kind == "article"
+
+
+def test_a_question_that_only_cites_an_article_is_not_a_lookup(lookup):
+    assert lookup.parse("근로기준법 제60조에 따르면 연차는 며칠이야?") is None
+
+
+@pytest.mark.parametrize("query", ["근로기준법 제999조", "근기법 제9장", "국가공무원 복무규정 시행규칙 제3조"])
+def test_a_complete_reference_to_something_missing_is_answered_not_found_not_searched(lookup, query):
+    result = lookup.lookup(query)
+    assert (result.kind, result.exact) == ("not_found", True)
+
+
+def test_an_unknown_name_may_still_be_searched(lookup):
+    assert lookup.lookup("없는규정 제3조").exact is False
