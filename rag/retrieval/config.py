@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 # Weights of the kinds of query words in lexical scoring: the user's own words count fully; table expansions and
 # words from earlier turns help but must not outrank a real match on the question itself.
@@ -20,57 +20,57 @@ class RetrievalConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    fusion: Literal["score", "rrf"] = "score"
-    # How score fusion puts each retriever on one scale: BM25 min-max from 0; e5 cosines are bunched, so their
-    # spread over the candidates is what tells a real match apart.
-    lexical_normalization: Literal["minmax", "distribution"] = "minmax"
-    dense_normalization: Literal["minmax", "distribution"] = "distribution"
-    lexical_weight: float = 1.0
-    dense_weight: float = 0.4
-    depth: int = 50  # candidates taken from each retriever
-    rrf_k: int = 60
-    dense_floor: float = 0.75  # cosine that counts as "no match" in score fusion (e5 rarely goes below)
-    # Lexical-confident candidates keep a place in the fused top `protect_depth`: a lexical candidate ranked
-    # within that depth whose BM25 score is at least `protect_ratio` of the best one cannot be pushed below it by
-    # the weaker retriever. On page-level text (plain pages without 조 structure; a public OCR'd-pages benchmark
-    # had Kiwi-BM25 alone at R@5 0.991 and the fusion at 0.965) lexical is the stronger retriever, so by default
-    # only such plain chunks are protected (`protect_plain_only`); on statutes dense rescues colloquial wording
-    # (protecting articles too cost dev colloquial Hit@5 0.944 -> 0.833). 0 turns protection off.
-    protect_depth: int = 5
-    protect_ratio: float = 0.8
-    protect_plain_only: bool = True
-    title_weight: float = 0.5  # BM25 weight of the article-title field relative to the body
-    expansion_weight: float = EXPANSION_WEIGHT
-    context_weight: float = CONTEXT_WEIGHT
-    domain_mode: Literal["soft", "hard", "off"] = "soft"  # demote, drop, or ignore hits outside the domain
-    # The question vector names a domain at cosine >= threshold with a lead of `domain_margin` over the runner-up;
-    # a domain the words point to is kept as a second topic when the vector ranks it within `domain_secondary_rank`.
-    domain_threshold: float = 0.82
-    domain_margin: float = 0.01
-    domain_secondary_rank: int = 2
-    out_of_domain_factor: float = 0.6  # the question's words, audience or a named regulation set the domain
-    vector_domain_factor: float = 0.85  # only the question vector did (weaker evidence, milder demotion)
-    named_document_boost: float = 1.3  # the question names a regulation ("근로기준법 위반…")
-    # What the dense model reads: the question (and the earlier turn it leans on), plus the synonym-table terms
-    # it lacks ("expanded"), or without them ("plain": fewer tokens, so a faster e5 query, and the same text the
-    # answer cache embeds, so its vector is reused).
-    dense_query: Literal["expanded", "plain", "keywords"] = "plain"
-    # Which reranker orders the fused candidates: the IDF-coverage heuristic, a local cross-encoder
-    # (`rerank_model` names its folder), the LLM (listwise, with the heuristic as fallback), or none.
-    reranker: Literal["heuristic", "cross_encoder", "llm", "none"] = "heuristic"
-    rerank_model: str = ""
-    rerank_depth: int = 40
-    # The heuristic reranker: fused score + IDF-weighted coverage of the question by the title and the body;
-    # 부칙 and stub annexes are multiplied by the penalty; earlier-turn words count at `rerank_context_weight`.
-    rerank_title_weight: float = 0.35
-    rerank_body_weight: float = 0.35
-    rerank_addenda_penalty: float = 0.5
-    rerank_context_weight: float = 0.3
-    # One part per article in the ranking (its other parts follow the distinct articles): a long article's
-    # three parts would otherwise fill the slots of a question's second topic. Neighbour expansion adds them back.
-    one_part_per_article: bool = True
-    # Budget: when a question spans several domains, each keeps at least this many of the k hits (its best
-    # candidates are moved up from below the cut), so "공무원 연가랑 근로자 연차" gets both regulations.
-    min_hits_per_domain: int = 1
-    include_repealed: bool = False
-    effective_on: str = ""  # YYYY-MM-DD: only text in force on that date
+    fusion: Literal["score", "rrf"] = Field(
+        "score", description="How lexical and dense rankings are fused: `score` (normalised scores, weighted) or "
+                             "`rrf` (weighted reciprocal rank).")
+    # BM25 min-max from 0; e5 cosines are bunched, so their spread over the candidates tells a real match apart.
+    lexical_normalization: Literal["minmax", "distribution"] = Field(
+        "minmax", description="How BM25 scores are put on one scale for score fusion.")
+    dense_normalization: Literal["minmax", "distribution"] = Field(
+        "distribution", description="How e5 cosines are put on one scale for score fusion.")
+    lexical_weight: float = Field(1.0, description="Weight of Kiwi-BM25 in the fusion (the stronger retriever).")
+    dense_weight: float = Field(0.4, description="Weight of dense (e5) search in the fusion; 0 turns dense "
+                                                 "retrieval off (faster queries, no Chroma).")
+    depth: int = Field(50, description="Candidates taken from each retriever.")
+    rrf_k: int = Field(60, description="The k of reciprocal rank fusion (`fusion=rrf`).")
+    dense_floor: float = Field(0.75, description="Cosine that counts as no match in score fusion.")
+    # On page-level text (plain pages without 조 structure; a public OCR'd-pages benchmark had Kiwi-BM25 alone at
+    # R@5 0.991 and the fusion at 0.965) lexical is the stronger retriever, so by default only plain chunks are
+    # protected; on statutes dense rescues colloquial wording (protecting articles cost dev colloquial Hit@5
+    # 0.944 -> 0.833).
+    protect_depth: int = Field(5, description="A lexical candidate within this rank whose BM25 score is at least "
+                                              "`protect_ratio` of the best cannot be pushed below it by dense "
+                                              "search; 0 turns protection off.")
+    protect_ratio: float = Field(0.8, description="Share of the best BM25 score a candidate needs to be protected.")
+    protect_plain_only: bool = Field(True, description="Protect only chunks without article structure (pages).")
+    title_weight: float = Field(0.5, description="BM25 weight of the article-title field relative to the body.")
+    expansion_weight: float = Field(EXPANSION_WEIGHT, description="Weight of synonym-table expansions in BM25.")
+    context_weight: float = Field(CONTEXT_WEIGHT, description="Weight of earlier-turn words a follow-up leans on.")
+    domain_mode: Literal["soft", "hard", "off"] = Field(
+        "soft", description="Hits outside the question's domain are demoted (`soft`), dropped (`hard`) or kept.")
+    domain_threshold: float = Field(0.82, description="Cosine at which the question vector names a domain.")
+    domain_margin: float = Field(0.01, description="Lead over the runner-up domain the vector needs.")
+    domain_secondary_rank: int = Field(2, description="A domain the words name is kept as a second topic when the "
+                                                      "vector ranks it within this rank.")
+    out_of_domain_factor: float = Field(0.6, description="Score factor outside a domain the question's words, "
+                                                         "audience or a named regulation set.")
+    vector_domain_factor: float = Field(0.85, description="Score factor outside a domain only the vector set.")
+    named_document_boost: float = Field(1.3, description="Score factor of a regulation the question names.")
+    dense_query: Literal["expanded", "plain", "keywords"] = Field(
+        "plain", description="What the dense model reads: the question as asked (`plain`, the text the answer "
+                             "cache embeds too), with synonym terms (`expanded`), or its keywords.")
+    reranker: Literal["heuristic", "cross_encoder", "llm", "none"] = Field(
+        "heuristic", description="What orders the fused candidates: the IDF-coverage heuristic, a local "
+                                 "cross-encoder (`rerank_model`), the LLM (heuristic as fallback), or none.")
+    rerank_model: str = Field("", description="Folder of the cross-encoder model (`reranker=cross_encoder`).")
+    rerank_depth: int = Field(40, description="Fused candidates the reranker reorders.")
+    rerank_title_weight: float = Field(0.35, description="Heuristic reranker: weight of title coverage.")
+    rerank_body_weight: float = Field(0.35, description="Heuristic reranker: weight of body coverage.")
+    rerank_addenda_penalty: float = Field(0.5, description="Heuristic reranker: factor for 부칙 and stub annexes.")
+    rerank_context_weight: float = Field(0.3, description="Heuristic reranker: weight of earlier-turn words.")
+    one_part_per_article: bool = Field(True, description="One part per article in the ranking (other parts follow), "
+                                                         "so a long article cannot crowd out a second topic.")
+    min_hits_per_domain: int = Field(1, description="When a question spans domains, each keeps at least this many "
+                                                    "of the top hits.")
+    include_repealed: bool = Field(False, description="Search repealed (폐지) documents too.")
+    effective_on: str = Field("", description="YYYY-MM-DD: only text in force on that date; empty: today's text.")
