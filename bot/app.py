@@ -89,7 +89,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     llm = open_llm(settings)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
-                          cache=cache)
+                          cache=cache, answerable_threshold=settings.answerable_threshold)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
+    # Offline answerability (0–1) a question's evidence needs before it is answered; below it the bot says the
+    # regulations are silent. Higher refuses more; `benchmarks/refusal.py` prints the trade-off.
+    answerable_threshold: float = Field(0.6, ge=0.0, le=1.0, alias="REGBOT_ANSWERABLE_THRESHOLD")
 
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:
