@@ -178,15 +178,36 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(dumps(result))
         return 0
-    table = Table(title=f"regbot eval {args.file}")
-    metrics = list(result["metrics"])
-    table.add_column("type")
-    for m in metrics:
-        table.add_column(m)
-    for name, values in [("all", result["metrics"]), *result["by_type"].items()]:
-        table.add_row(name, *["" if values[m] is None else str(values[m]) for m in metrics])
-    out.print(table)
+    out.print(eval_table(result, title=f"regbot eval {args.file}"))
+    metrics = result["metrics"]
+    out.print(" · ".join(f"{label} {_figure(metrics.get(key))}" for key, label in EVAL_HEADLINE))
     return 0
+
+
+# The figures a reader looks for first (DESIGN.md §3 "Eval figures").
+EVAL_HEADLINE = (("refusal_rate_out_of_scope", "out-of-scope refused"),
+                 ("false_refusal_rate_answerable", "answerable refused"),
+                 ("no_retrieval_rate_chitchat", "small talk without retrieval"),
+                 ("keyword_coverage_first_200", "keywords in first 200 chars"))
+
+
+def _figure(value) -> str:
+    return "–" if value is None else str(value)
+
+
+def eval_table(result: dict, *, title: str) -> Table:
+    """Metrics as rows and item types as columns ("all" first), so the table stays narrow as metrics are added."""
+    columns = [("all", result["metrics"]), *result["by_type"].items()]
+    table = Table(title=title)
+    table.add_column("metric")
+    for name, _ in columns:
+        table.add_column(name, justify="right")
+    for metric in result["metrics"]:
+        values = [values.get(metric) for _, values in columns]
+        if all(v is None for v in values):
+            continue
+        table.add_row(metric, *["" if v is None else str(v) for v in values])
+    return table
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
