@@ -54,8 +54,8 @@ NOT_COVERED_ASK = (
 LOOKUP_NOT_FOUND = "'{query}'에 해당하는 조문을 찾지 못했어요. 규정 이름과 조 번호를 확인해 주세요."
 OUTLINE_MORE = "  … 외 {count}개"
 LOOKUP_AMBIGUOUS = "'{name}'에 해당하는 규정이 여러 개예요: {candidates}. 정확한 이름으로 다시 물어봐 주세요."
-EXTRACTIVE_INTRO = "관련 규정은 다음과 같아요."
 EXTRACTIVE_PART = "**{question}**"
+EXTRACTIVE_SUPPORT = "근거 조문:"
 OFFLINE_NOTE = "(AI 응답을 받을 수 없어 규정 원문을 그대로 인용했어요.)"
 UNVERIFIED_NOTE = "(일부 내용은 인용 조문에서 확인되지 않아 제외했어요.)"
 

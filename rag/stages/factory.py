@@ -54,13 +54,16 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     verifier = OfflineVerifier(corpus, tokenizer)
     followups = OfflineFollowupSuggester()
     structural = StructuralAnswerer(lookup)
+    def extractive() -> ExtractiveGenerator:
+        return ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
+
     if llm is None:
         return PipelineStages(understander=understander, grader=grader, rewriter=rewriter,
-                              generator_factory=lambda: ExtractiveGenerator(corpus, tokenizer), verifier=verifier,
+                              generator_factory=extractive, verifier=verifier,
                               followups=followups, structural=structural, cache=cache, smalltalk=smalltalk)
 
     def llm_generator() -> LlmGenerator:
-        return LlmGenerator(llm, fallback=ExtractiveGenerator(corpus, tokenizer), tokenizer=tokenizer,
+        return LlmGenerator(llm, fallback=extractive(), tokenizer=tokenizer,
                             first_delta_timeout_s=timeouts.first_delta_s, delta_timeout_s=timeouts.delta_s,
                             revise_timeout_s=timeouts.revise_s)
 
