@@ -117,7 +117,7 @@ class ExtractiveGenerator:
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
                  hits_per_part: int = 5, paragraphs_per_hit: int = 2, max_quote_chars: int = 400,
                  max_quotes: int = 3, lead_sentences: int = 2, max_lead_chars: int = 220,
-                 min_relative_score: float = 0.3) -> None:
+                 min_relative_score: float = 0.3, second_lead_share: float = 0.35) -> None:
         self.corpus = corpus
         self.tokenizer = tokenizer
         self.analyzer = analyzer
@@ -128,6 +128,7 @@ class ExtractiveGenerator:
         self.lead_sentences = lead_sentences
         self.max_lead_chars = max_lead_chars
         self.min_relative_score = min_relative_score
+        self.second_lead_share = second_lead_share
         self._draft = DraftAnswer(text="", citations=())
 
     async def stream(self, request: GenerationInput) -> AsyncIterator[str]:
@@ -215,35 +216,42 @@ class ExtractiveGenerator:
 
     def lead(self, question: str, ranked: list[tuple[float, Hit, str, str]]) -> list[tuple[str, Hit, str, str]]:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
-        condition, a deadline) and the most question words; a second one only from another paragraph."""
+        condition, a deadline, a definition) and the most question words; a second one from another paragraph
+        only when it answers question words the first leaves out."""
         terms = self._terms(question)
         asks_figure = bool(_ASKS_FIGURE.search(question))
         asks_meaning = bool(_ASKS_MEANING.search(question))
-        candidates: list[tuple[float, str, Hit, str, str]] = []
+        candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
         for position, (_, hit, marker, text) in enumerate(ranked[:3]):
             sentences = _sentences(text)
             tokens = self.tokenizer.tokens_many(sentences) if sentences else []
             for order, (sentence, found) in enumerate(zip(sentences, tokens, strict=True)):
-                score = _overlap(terms, set(found)) * max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
+                weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
                 if asks_figure and _FIGURE.search(sentence):
-                    score *= 1.5
+                    weight *= 1.5
                 if asks_meaning and _DEFINITION.search(sentence):
-                    score *= 1.5
+                    weight *= 1.5
+                shown = _lead_text(_with_context(sentences, order), self.max_lead_chars)
+                weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
+                score = _overlap(terms, set(found)) * weight
                 if score > 0:
-                    shown = _lead_text(_with_context(sentences, order), self.max_lead_chars)
-                    score /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
-                    candidates.append((score, shown, hit, marker, text))
+                    candidates.append((score, weight, frozenset(found), shown, hit, marker, text))
         candidates.sort(key=lambda c: -c[0])
-        chosen: list[tuple[str, Hit, str, str]] = []
-        used: set[tuple[str, str]] = set()
-        for score, sentence, hit, marker, text in candidates:
-            if len(chosen) >= self.lead_sentences or (chosen and score < 0.8 * candidates[0][0]):
-                break
-            key = (hit.chunk.chunk_id, marker)
-            if key in used:
-                continue
-            used.add(key)
-            chosen.append((sentence, hit, marker, text))
+        if not candidates:
+            return []
+        best = candidates[0]
+        chosen = [(best[3], best[4], best[5], best[6])]
+        # A second sentence when it answers nearly as well, or answers what the first leaves out (a question
+        # about two things); never a second quote of the same paragraph.
+        uncovered = {t: w for t, w in terms.items() if t not in best[2]}
+        others = [c for c in candidates[1:] if (c[4].chunk.chunk_id, c[5]) != (best[4].chunk.chunk_id, best[5])]
+        close = next((c for c in others if c[0] >= 0.8 * best[0]), None)
+        complement = max(others, key=lambda c: _overlap(uncovered, set(c[2])) * c[1], default=None)
+        if close is None and complement is not None and \
+                _overlap(uncovered, set(complement[2])) * complement[1] >= self.second_lead_share * best[0]:
+            close = complement
+        if self.lead_sentences > 1 and close is not None:
+            chosen.append((close[3], close[4], close[5], close[6]))
         return chosen
 
     def _terms(self, question: str) -> dict[str, float]:
