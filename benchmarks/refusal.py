@@ -11,7 +11,7 @@ scores (refused when both gradings fall below it), so the table costs one pass o
 
 `--fit` refits the judge's logistic weights on the recorded first-grading features (what
 `AnswerabilityWeights` holds), and `--halves` checks robustness: fit and choose the threshold on one half of the
-items (by a hash of the id), score the other half, and the other way round.
+items (stratified by type), score the other half, and the other way round.
 
     REGBOT_DATA_DIR=... .venv/bin/python benchmarks/refusal.py [--eval FILE] [--fit] [--halves] [--json]
 """
@@ -136,14 +136,17 @@ def fit(rows: list[Row], *, l2: float = 0.1, steps: int = 5000, rate: float = 0.
 
 
 def halves(rows: list[Row]) -> list[dict]:
-    """Fit weights and threshold on one half, score the other half (both ways)."""
-    def half(row: Row) -> int:
-        return hashlib.sha1(row.id.encode()).digest()[0] % 2
+    """Fit weights and threshold on one half, score the other half (both ways). The halves are stratified: each
+    item type is ordered by a hash of the ids and dealt alternately, so both halves hold out-of-scope items."""
+    half: dict[str, int] = {}
+    for kind in {r.type for r in rows}:
+        ordered = sorted((r.id for r in rows if r.type == kind), key=lambda i: hashlib.sha1(i.encode()).hexdigest())
+        half.update({item_id: n % 2 for n, item_id in enumerate(ordered)})
 
     out = []
     for train in (0, 1):
-        fit_rows = [r for r in rows if half(r) == train]
-        test_rows = [r for r in rows if half(r) != train]
+        fit_rows = [r for r in rows if half[r.id] == train]
+        test_rows = [r for r in rows if half[r.id] != train]
         weights = fit(fit_rows)
         chosen = choose(table(fit_rows, weights))
         threshold = chosen["threshold"] if chosen else 0.5

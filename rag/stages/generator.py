@@ -115,7 +115,7 @@ class ExtractiveGenerator:
     follow-up suggester may still offer them)."""
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
-                 hits_per_part: int = 5, paragraphs_per_hit: int = 2, max_quote_chars: int = 400,
+                 hits_per_part: int = 5, paragraphs_per_hit: int = 3, max_quote_chars: int = 400,
                  max_quotes: int = 3, lead_sentences: int = 2, max_lead_chars: int = 220,
                  min_relative_score: float = 0.3, second_lead_share: float = 0.35) -> None:
         self.corpus = corpus
@@ -283,13 +283,14 @@ def _overlap(terms: dict[str, float], found: set[str]) -> float:
 
 
 def _sentences(paragraph: str) -> list[str]:
-    """A paragraph's provisions, amendment notes dropped: each sentence with its proviso ("다만, …"), each item."""
+    """A paragraph's provisions, amendment notes dropped: each sentence with its proviso ("다만, …", "이 경우 …"),
+    each item."""
     text = _AMENDMENT_NOTE.sub("", paragraph)
     units: list[str] = []
     for piece in (s.strip() for s in _SENTENCE_END.split(text)):
         if not piece:
             continue
-        if units and piece.startswith("다만"):
+        if units and piece.startswith(("다만", "이 경우")):  # a proviso or its elaboration reads with its sentence
             units[-1] = f"{units[-1]} {piece}"
         else:
             units.append(piece)
