@@ -108,7 +108,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
-                          cache=cache, folder=folder)
+                          cache=cache, folder=folder, answerable_threshold=settings.answerable_threshold)
     evidence = EvidenceSelector(NeighbourExpander(corpus), max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,

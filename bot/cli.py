@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -24,6 +25,9 @@ from bot.config import Settings
 from rag.errors import RegbotError
 from rag.models import Answer, Message, Role
 from rag.text import normalize_text, question_problem
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 EXIT_CODES_HELP = """exit codes:
   0    success
@@ -336,7 +340,6 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-    from rich.table import Table
 
     from rag.eval import Evaluator, dumps, load_eval_file
 
@@ -356,15 +359,38 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(dumps(result))
         return 0
-    table = Table(title=f"regbot eval {args.file}")
-    metrics = list(result["metrics"])
-    table.add_column("type")
-    for m in metrics:
-        table.add_column(m)
-    for name, values in [("all", result["metrics"]), *result["by_type"].items()]:
-        table.add_row(name, *["" if values[m] is None else str(values[m]) for m in metrics])
-    out.print(table)
+    out.print(eval_table(result, title=f"regbot eval {args.file}"))
+    metrics = result["metrics"]
+    out.print(" · ".join(f"{label} {_figure(metrics.get(key))}" for key, label in EVAL_HEADLINE))
     return 0
+
+
+# The figures a reader looks for first (DESIGN.md §3 "Eval figures").
+EVAL_HEADLINE = (("refusal_rate_out_of_scope", "out-of-scope refused"),
+                 ("false_refusal_rate_answerable", "answerable refused"),
+                 ("no_retrieval_rate_chitchat", "small talk without retrieval"),
+                 ("keyword_coverage_first_200", "keywords in first 200 chars"))
+
+
+def _figure(value) -> str:
+    return "–" if value is None else str(value)
+
+
+def eval_table(result: dict, *, title: str) -> Table:
+    """Metrics as rows and item types as columns ("all" first), so the table stays narrow as metrics are added."""
+    from rich.table import Table
+
+    columns = [("all", result["metrics"]), *result["by_type"].items()]
+    table = Table(title=title)
+    table.add_column("metric")
+    for name, _ in columns:
+        table.add_column(name, justify="right")
+    for metric in result["metrics"]:
+        values = [values.get(metric) for _, values in columns]
+        if all(v is None for v in values):
+            continue
+        table.add_row(metric, *["" if v is None else str(v) for v in values])
+    return table
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:

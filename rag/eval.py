@@ -90,8 +90,11 @@ def retrieved_refs(answer: Answer) -> list[dict[str, str]]:
     return refs
 
 
+LEAD_CHARS = 200  # "keywords in the first 200 characters": does the answer lead with the answer?
+
+
 def keyword_coverage(text: str, keywords: Iterable[str]) -> float | None:
-    """Share of keywords (each `a|b` an alternative) present in the text, ignoring spaces."""
+    """Share of keywords (each `a|b` an alternative) present in the text, ignoring spaces; None without keywords."""
     keywords = list(keywords)
     if not keywords:
         return None
@@ -137,6 +140,7 @@ class Evaluator:
         ranks = [next((i for i, r in enumerate(refs, 1) if self.matches(g, r)), None) for g in item.gold]
         found = [r for r in ranks if r is not None]
         first = min(found) if found else None
+        refused = bool(answer is not None and not answer.grounded)
         return {
             "type": item.type,
             "has_gold": bool(item.gold),
@@ -145,7 +149,8 @@ class Evaluator:
             "mrr": 1.0 / first if first else 0.0,
             "all_gold": all(r is not None for r in ranks) if item.gold else None,
             "coverage": keyword_coverage(text, item.answer_keywords),
-            "refused": bool(answer is not None and not answer.grounded),
+            "lead_coverage": keyword_coverage(text[:LEAD_CHARS], item.answer_keywords) if item.gold else None,
+            "refused": refused,
             "retrieved_nothing": answer is not None and answer.route == Route.CHITCHAT and not answer.retrieved,
             "llm_calls": answer.llm_calls if answer else 0,
             "item": {
@@ -156,13 +161,17 @@ class Evaluator:
                 "answer": text,
                 "citations": [c.model_dump(include={"doc", "article", "title", "quote", "url"})
                               for c in (answer.citations if answer else ())],
+                "refused": refused,
             },
         }
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of DESIGN.md §3 over `rows` (None where no row qualifies). Answerable items are those with gold;
+    a refusal is an answer the pipeline marked as not grounded in the regulations."""
     gold = [r for r in rows if r["has_gold"]]
     coverage = [r["coverage"] for r in rows if r["coverage"] is not None]
+    lead = [r["lead_coverage"] for r in rows if r.get("lead_coverage") is not None]
     oos = [r for r in rows if r["type"] == "out_of_scope"]
     chat = [r for r in rows if r["type"] == "chitchat"]
     multi = [r for r in gold if r["all_gold"] is not None and r["type"] == "compound"]
@@ -178,7 +187,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "mrr@10": mean([r["mrr"] for r in gold]),
         "all_gold@10": mean([float(r["all_gold"]) for r in multi]),
         "keyword_coverage": mean(coverage),
+        "keyword_coverage_first_200": mean(lead),
         "refusal_rate_out_of_scope": mean([float(r["refused"]) for r in oos]),
+        "false_refusal_rate_answerable": mean([float(r["refused"]) for r in gold]),
         "no_retrieval_rate_chitchat": mean([float(r["retrieved_nothing"]) for r in chat]),
         "llm_calls_mean": mean([float(r["llm_calls"]) for r in rows]),
     }

@@ -12,21 +12,52 @@ STATUS_WRITING = "답변을 작성하고 있어요…"
 STATUS_VERIFYING = "인용한 조문과 답변을 대조하고 있어요…"
 STATUS_QUEUED = "질문이 많아 잠시 대기 중이에요. 대기 순서: {position}번째"
 
-# Answers that are not drawn from a document.
-CHITCHAT_GREETING = "안녕하세요! 회사 규정이나 법령에 대해 궁금한 점을 물어보세요. 예: \"연차는 며칠까지 쓸 수 있어?\""
+# Small talk (one reply per kind of utterance; never retrieval, never "not found").
+CHITCHAT_GREETING = (
+    "안녕하세요! 규정 안내 도우미예요. 궁금한 규정을 평소 말투로 물어보시면 조문을 찾아 근거와 함께 알려 드려요. "
+    "무엇을 물어볼 수 있는지 궁금하면 \"뭘 물어볼 수 있어?\"라고 해 보세요."
+)
+CHITCHAT_MORNING = "좋은 아침이에요! 오늘도 규정이 궁금할 때 편하게 물어보세요."
 CHITCHAT_THANKS = "도움이 되었다니 다행이에요. 다른 규정도 궁금하면 언제든 물어보세요."
-CHITCHAT_OTHER = "저는 규정 안내 도우미예요. 근로시간, 휴가, 출장비 같은 규정을 물어보시면 조문을 찾아 알려드릴게요."
+CHITCHAT_GOODBYE = "수고 많으셨어요! 규정이 궁금할 때 언제든 다시 불러 주세요."
+CHITCHAT_PAUSE = "네, 천천히 보세요. 준비되면 언제든 이어서 물어봐 주세요."
+CHITCHAT_REACTION = "😊 더 궁금한 규정이 있으면 편하게 물어보세요."
+CHITCHAT_APOLOGY = "괜찮아요! 규정이 궁금할 때 언제든 물어보세요."
+CHITCHAT_IDENTITY = (
+    "저는 사람이 아니라 AI 규정 안내 도우미예요. 등록된 규정·법령 문서에서 조문을 찾아 그 근거(조문 번호와 원문)와 "
+    "함께 답해 드려요. 규정에 없는 내용은 지어내지 않고 담당 부서를 안내해 드려요."
+)
+CHITCHAT_CAPABILITY = "등록된 규정에 관한 질문이라면 무엇이든 물어보세요. 지금 찾아볼 수 있는 규정: {documents}."
+CHITCHAT_USAGE = (
+    "궁금한 점을 평소 말투로 적어 주세요. 제가 관련 조문을 찾아 인용과 함께 답해 드려요. "
+    "조문 번호로 바로 볼 수도 있어요(예: \"{reference}\"). 답 아래의 후속 질문을 눌러 이어서 물어볼 수도 있어요."
+)
+CHITCHAT_EXAMPLES = "예를 들면:\n{examples}"
+CHITCHAT_EXAMPLE = "• {question}"
+CHITCHAT_EXAMPLE_QUESTION = "{doc}에서 {title}에 대해 알려줘"
+CHITCHAT_OTHER = (
+    "그렇군요! 저는 규정 안내 도우미예요. 근로시간, 휴가, 출장비 같은 규정을 물어보시면 조문을 찾아 알려 드릴게요."
+)
+CHITCHAT_DEFAULT_DOCUMENTS = "회사 규정과 법령"
+MORE_DOCUMENTS = " 외 {count}개"
+
+# When the regulations are silent: what was looked for, the closest regulations, and whom to ask.
 NOT_FOUND = (
     "등록된 규정에서 이 질문에 대한 내용을 찾지 못했어요. "
     "규정에 없는 사항일 수 있으니 담당 부서(인사·총무팀)에 확인해 주세요."
+)
+NOT_COVERED = "등록된 규정에서 {looked_for}에 대한 내용은 찾지 못했어요."
+NOT_COVERED_CLOSEST = "가장 가까운 {closest}을(를) 살펴봤지만 이 질문에 답하는 조문은 없었어요."
+NOT_COVERED_ASK = (
+    "회사 내부 운영이나 등록된 규정 밖의 사항일 수 있으니 담당 부서(인사·총무팀)나 해당 업무 담당자에게 확인해 주세요."
 )
 LOOKUP_NOT_FOUND = "'{query}'에 해당하는 조문을 찾지 못했어요. 규정 이름과 조 번호를 확인해 주세요."
 OUTLINE_MORE = "  … 외 {count}개"
 FULLTEXT_HEADER = "**{doc} 전문** ({page}/{pages}쪽)"
 FULLTEXT_NEXT = "다음 쪽은 '{doc} 전문 {page}쪽'이라고 물어봐 주세요."
 LOOKUP_AMBIGUOUS = "'{name}'에 해당하는 규정이 여러 개예요: {candidates}. 정확한 이름으로 다시 물어봐 주세요."
-EXTRACTIVE_INTRO = "관련 규정은 다음과 같아요."
 EXTRACTIVE_PART = "**{question}**"
+EXTRACTIVE_SUPPORT = "근거 조문:"
 OFFLINE_NOTE = "(AI 응답을 받을 수 없어 규정 원문을 그대로 인용했어요.)"
 UNVERIFIED_NOTE = "(일부 내용은 인용 조문에서 확인되지 않아 제외했어요.)"
 

@@ -30,8 +30,10 @@ from rag.retrieval.planned import (
     planned_queries,
 )
 from rag.retrieval.retriever import Retriever
+from rag.stages.answerability import refusal_message
 from rag.stages.generator import DraftAnswer, GenerationInput
 from rag.stages.grader import GradeResult
+from rag.stages.smalltalk import SmallTalkResponder
 from rag.stages.structural import StructuralAnswerer
 from rag.stages.understanding import QueryUnderstanding
 from rag.stages.verifier import VerificationResult
@@ -89,6 +91,7 @@ class PipelineStages:
     followups: FollowupSuggester
     structural: StructuralAnswerer
     cache: SemanticAnswerCache | None = None  # answers to history-less search questions
+    smalltalk: SmallTalkResponder = field(default_factory=SmallTalkResponder)
 
 
 @dataclass
@@ -206,8 +209,7 @@ class AnswerPipeline:
         trace.note(f"route: {route.value}" + (f" ({understood.by})" if understood.by != "offline" else ""))
 
         if route == Route.CHITCHAT:
-            text = {"greeting": messages.CHITCHAT_GREETING, "thanks": messages.CHITCHAT_THANKS}.get(
-                understood.decision.chitchat_kind, messages.CHITCHAT_OTHER)
+            text = self.stages.smalltalk.reply(understood.decision.chitchat_kind, question)
             yield AnswerEvent.delta(text)
             yield AnswerEvent.done(self._answer_model(text, route, trace))
             return
@@ -253,7 +255,7 @@ class AnswerPipeline:
             grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
-            text = messages.NOT_FOUND
+            text = refusal_message(grade.looked_for, hits)
             yield AnswerEvent.delta(text)
             yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, grounded=False))
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -49,3 +50,21 @@ def question_problem(text: str, *, max_chars: int) -> str:
     if not has_hangul_or_alnum(text):
         return messages.NO_TEXT_QUESTION
     return ""
+
+
+# HTML/XML tags left in converted sources (law.go.kr Markdown carries <img …> … </img> around its tables). Only
+# ASCII tag names: Korean angle-bracket notes such as <개정 2020. 1. 1.> are content and stay.
+_MARKUP_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>")
+
+
+def strip_markup(text: str) -> str:
+    """Markup remnants out of source text: tags removed, entities (&amp;, &lt;, &#39;) decoded, and the lines
+    that held only markup dropped. Tags go before entities are decoded, so an escaped "&lt;b&gt;" stays text."""
+    if "<" not in text and "&" not in text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        cleaned = html.unescape(_MARKUP_TAG.sub("", line))
+        if cleaned.strip() or not line.strip():  # a line that held only markup goes; a blank line stays
+            lines.append(cleaned.rstrip() if cleaned != line else line)
+    return "\n".join(lines)

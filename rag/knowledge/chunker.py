@@ -7,6 +7,7 @@ from collections import Counter
 
 from rag.knowledge.parser import ParsedArticle, ParsedDocument, ParsedParagraph
 from rag.models import Chunk, paragraph_number
+from rag.text import strip_markup
 
 
 def content_hash(text: str) -> str:
@@ -41,16 +42,17 @@ class ArticleChunker:
         for article in parsed.articles:
             occurrence = seen[article.article]
             seen[article.article] += 1
-            header = article_header(parsed.doc, article)
+            header = strip_markup(article_header(parsed.doc, article))
             for part, paragraphs in enumerate(self.split(article.paragraphs, len(header))):
-                body = "\n".join(p.text for p in paragraphs).strip()
+                # Markup remnants of the source (<img>…</img>, &lt;) never reach the index, a quote or a prompt.
+                body = strip_markup("\n".join(p.text for p in paragraphs)).strip()
                 text = f"{header}\n{body}" if body else header
                 key = f"{collection}|{parsed.doc}|{article.article}|{occurrence}|{part}"
                 chunks.append(Chunk(
                     chunk_id=hashlib.sha1(key.encode("utf-8")).hexdigest()[:24],
                     doc=parsed.doc,
                     article=article.article,
-                    title=article.title,
+                    title=strip_markup(article.title),
                     text=text,
                     chapter=article.chapter,
                     chapter_path=article.chapter_path,

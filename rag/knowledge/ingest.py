@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 # Repository housekeeping files that sit beside regulations in a folder and are not regulations.
 _NOT_REGULATIONS = {"readme", "sources", "license", "changelog", "contributing"}
 # Bump when parsing or chunking changes, so unchanged files are re-chunked once.
-CHUNKING_VERSION = "5"
+CHUNKING_VERSION = "6"  # 5: plain-text packing; 6: markup remnants stripped from chunk text
 
 
 class FileOutcome(BaseModel):

@@ -11,6 +11,7 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.answerability import DEFAULT_THRESHOLD
 from rag.stages.enhancer import OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
 from rag.stages.generator import ExtractiveGenerator, LlmGenerator
@@ -18,6 +19,7 @@ from rag.stages.grader import LlmGrader, OfflineGrader
 from rag.stages.planner import OfflineQueryPlanner
 from rag.stages.rewriter import LlmQueryRewriter, OfflineQueryRewriter
 from rag.stages.router import OfflineQueryRouter
+from rag.stages.smalltalk import SmallTalkResponder
 from rag.stages.structural import StructuralAnswerer
 from rag.stages.understanding import LlmQueryUnderstander, OfflineQueryUnderstander
 from rag.stages.verifier import LlmVerifier, OfflineVerifier
@@ -36,27 +38,32 @@ class StageTimeouts(BaseModel):
 
 def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: Tokenizer, lookup: StructuralLookup,
                  analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
-                 timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None) -> PipelineStages:
+                 timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None,
+                 answerable_threshold: float = DEFAULT_THRESHOLD) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
     """
     timeouts = timeouts or StageTimeouts()
     understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(folder or ConversationFolder(tokenizer)),
-                                            router=OfflineQueryRouter(lookup, tokenizer),
+                                            router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus),
                                             planner=OfflineQueryPlanner(tokenizer))
-    grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer)
+    grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, threshold=answerable_threshold)
+    smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)
     verifier = OfflineVerifier(corpus, tokenizer)
     followups = OfflineFollowupSuggester()
     structural = StructuralAnswerer(lookup)
+    def extractive() -> ExtractiveGenerator:
+        return ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
+
     if llm is None:
         return PipelineStages(understander=understander, grader=grader, rewriter=rewriter,
-                              generator_factory=lambda: ExtractiveGenerator(corpus, tokenizer), verifier=verifier,
-                              followups=followups, structural=structural, cache=cache)
+                              generator_factory=extractive, verifier=verifier,
+                              followups=followups, structural=structural, cache=cache, smalltalk=smalltalk)
 
     def llm_generator() -> LlmGenerator:
-        return LlmGenerator(llm, fallback=ExtractiveGenerator(corpus, tokenizer), tokenizer=tokenizer,
+        return LlmGenerator(llm, fallback=extractive(), tokenizer=tokenizer,
                             first_delta_timeout_s=timeouts.first_delta_s, delta_timeout_s=timeouts.delta_s,
                             revise_timeout_s=timeouts.revise_s)
 
@@ -70,4 +77,5 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
         followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s),
         structural=structural,
         cache=cache,
+        smalltalk=smalltalk,
     )

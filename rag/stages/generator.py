@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 from collections.abc import AsyncIterator
 from typing import Literal
@@ -20,6 +21,7 @@ from rag import messages
 from rag.llm import LlmProvider, LlmRequest, LlmRequestFailed, LlmUnavailable
 from rag.models import Chunk, Citation, Hit, Message, Role
 from rag.retrieval.corpus import IndexedCorpus
+from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
@@ -107,15 +109,26 @@ def split_paragraphs(chunk_text: str) -> list[tuple[str, str]]:
 
 
 class ExtractiveGenerator:
-    """Quotes the paragraphs that share the most (IDF-weighted) words with the question, with [n] markers."""
+    """Answer first, offline: one or two sentences from the best evidence that answer the question (the one that
+    carries the figure, condition or deadline asked for), each cited, then at most three supporting quotes ordered
+    by how directly they answer. Articles that share no content with the question stay out of the answer (the
+    follow-up suggester may still offer them)."""
 
-    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, hits_per_part: int = 3,
-                 paragraphs_per_hit: int = 2, max_quote_chars: int = 400) -> None:
+    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
+                 hits_per_part: int = 5, paragraphs_per_hit: int = 3, max_quote_chars: int = 400,
+                 max_quotes: int = 3, lead_sentences: int = 2, max_lead_chars: int = 220,
+                 min_relative_score: float = 0.3, second_lead_share: float = 0.35) -> None:
         self.corpus = corpus
         self.tokenizer = tokenizer
+        self.analyzer = analyzer
         self.hits_per_part = hits_per_part
         self.paragraphs_per_hit = paragraphs_per_hit
         self.max_quote_chars = max_quote_chars
+        self.max_quotes = max_quotes
+        self.lead_sentences = lead_sentences
+        self.max_lead_chars = max_lead_chars
+        self.min_relative_score = min_relative_score
+        self.second_lead_share = second_lead_share
         self._draft = DraftAnswer(text="", citations=())
 
     async def stream(self, request: GenerationInput) -> AsyncIterator[str]:
@@ -134,33 +147,173 @@ class ExtractiveGenerator:
 
     def draft(self, request: GenerationInput) -> DraftAnswer:
         citations: list[Citation] = []
-        lines = [messages.EXTRACTIVE_INTRO, ""]
+
+        def cite(hit: Hit, marker: str, text: str) -> Citation:
+            existing = next((c for c in citations if c.chunk_id == hit.chunk.chunk_id and c.paragraph == marker), None)
+            if existing is not None:
+                return existing
+            citation = cite_chunk(hit.chunk, index=len(citations) + 1, paragraph=marker,
+                                  quote=_quote(text, self.max_quote_chars))
+            citations.append(citation)
+            return citation
+
         parts = request.sub_questions or (request.question,)
+        # Each part of a compound question is a question of its own: two quotes each (three for a single question).
+        quotes_per_part = self.max_quotes if len(parts) == 1 else max(1, self.max_quotes - 1)
+        answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
         for part_question, hits in zip(parts, request.evidence, strict=False):
+            ranked = self.ranked_paragraphs(part_question, hits[: self.hits_per_part])
+            if ranked:
+                answered.append((part_question, ranked, self.lead(part_question, ranked)))
+        # Markers are numbered in reading order: every lead first, then the quotes.
+        leads = [" ".join(f"{sentence} [{cite(hit, marker, text).index}]" for sentence, hit, marker, text in lead)
+                 for _, _, lead in answered if lead]
+        support: list[str] = []
+        for part_question, ranked, _ in answered:
             if len(parts) > 1:
-                lines.append(messages.EXTRACTIVE_PART.format(question=part_question))
-            terms = {t: self.corpus.idf(t) for t in self.tokenizer.tokens(part_question) if len(t) > 1}
-            for hit in hits[: self.hits_per_part]:
-                for marker, text in self.best_paragraphs(hit, terms):
-                    existing = next((c for c in citations if c.chunk_id == hit.chunk.chunk_id
-                                     and c.paragraph == marker), None)
-                    citation = existing or cite_chunk(hit.chunk, index=len(citations) + 1, paragraph=marker,
-                                                      quote=text)
-                    if existing is None:
-                        citations.append(citation)
-                    lines.append(f"- **{citation.label}**: \"{text}\" [{citation.index}]")
-            lines.append("")
+                support.append(messages.EXTRACTIVE_PART.format(question=part_question))
+            for _, hit, marker, text in ranked[:quotes_per_part]:
+                citation = cite(hit, marker, text)
+                support.append(f"- **{citation.label}**: \"{citation.quote}\" [{citation.index}]")
+        if not leads and not support:
+            return DraftAnswer(text="", citations=())
+        lines = [*leads, "", messages.EXTRACTIVE_SUPPORT, *dict.fromkeys(support)]
         return DraftAnswer(text="\n".join(lines).strip() + "\n", citations=tuple(citations))
 
-    def best_paragraphs(self, hit: Hit, terms: dict[str, float]) -> list[tuple[str, str]]:
-        paragraphs = split_paragraphs(hit.chunk.text)
-        if not paragraphs:
+    def ranked_paragraphs(self, question: str, hits: tuple[Hit, ...] | list[Hit]
+                          ) -> list[tuple[float, Hit, str, str]]:
+        """(score, hit, 항 marker, text) of the paragraphs that share content with the question, best first; a
+        paragraph far below the best one (related, not answering) is left out."""
+        terms = self._terms(question)
+        asks_figure = bool(_ASKS_FIGURE.search(question))
+        scored: list[tuple[float, Hit, str, str]] = []
+        for rank, hit in enumerate(hits):
+            paragraphs = split_paragraphs(hit.chunk.text)
+            if not paragraphs:
+                continue
+            tokens = self.tokenizer.tokens_many([t for _, t in paragraphs])
+            prior = 1.0 / (1.0 + 0.3 * rank)  # the retriever's order (lexical, dense, priors) counts most
+            for (marker, text), found in zip(paragraphs, tokens, strict=True):
+                # A long paragraph (a list of items) holds more of the question's words without answering more.
+                overlap = _overlap(terms, set(found)) / math.sqrt(max(1.0, len(found) / 40))
+                if overlap <= 0:
+                    continue
+                bonus = 1.3 if asks_figure and _FIGURE.search(text) else 1.0
+                scored.append((overlap * bonus * prior, hit, marker, text))
+        scored.sort(key=lambda item: -item[0])
+        if not scored:
             return []
-        tokens = self.tokenizer.tokens_many([t for _, t in paragraphs])
-        scored = sorted(range(len(paragraphs)),
-                        key=lambda i: -sum(w for t, w in terms.items() if t in tokens[i]))
-        chosen = sorted(scored[: self.paragraphs_per_hit])
-        return [(paragraphs[i][0], _quote(paragraphs[i][1], self.max_quote_chars)) for i in chosen]
+        best = scored[0][0]
+        kept = [item for item in scored if item[0] >= self.min_relative_score * best]
+        per_hit: dict[str, int] = {}
+        out = []
+        for item in kept:
+            chunk_id = item[1].chunk.chunk_id
+            if per_hit.get(chunk_id, 0) < self.paragraphs_per_hit:
+                per_hit[chunk_id] = per_hit.get(chunk_id, 0) + 1
+                out.append(item)
+        return out
+
+    def lead(self, question: str, ranked: list[tuple[float, Hit, str, str]]) -> list[tuple[str, Hit, str, str]]:
+        """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
+        condition, a deadline, a definition) and the most question words; a second one from another paragraph
+        only when it answers question words the first leaves out."""
+        terms = self._terms(question)
+        asks_figure = bool(_ASKS_FIGURE.search(question))
+        asks_meaning = bool(_ASKS_MEANING.search(question))
+        candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
+        for position, (_, hit, marker, text) in enumerate(ranked[:3]):
+            sentences = _sentences(text)
+            tokens = self.tokenizer.tokens_many(sentences) if sentences else []
+            for order, (sentence, found) in enumerate(zip(sentences, tokens, strict=True)):
+                weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
+                if asks_figure and _FIGURE.search(sentence):
+                    weight *= 1.5
+                if asks_meaning and _DEFINITION.search(sentence):
+                    weight *= 1.5
+                shown = _lead_text(_with_context(sentences, order), self.max_lead_chars)
+                weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
+                score = _overlap(terms, set(found)) * weight
+                if score > 0:
+                    candidates.append((score, weight, frozenset(found), shown, hit, marker, text))
+        candidates.sort(key=lambda c: -c[0])
+        if not candidates:
+            return []
+        best = candidates[0]
+        chosen = [(best[3], best[4], best[5], best[6])]
+        # A second sentence when it answers nearly as well, or answers what the first leaves out (a question
+        # about two things); never a second quote of the same paragraph.
+        uncovered = {t: w for t, w in terms.items() if t not in best[2]}
+        others = [c for c in candidates[1:] if (c[4].chunk.chunk_id, c[5]) != (best[4].chunk.chunk_id, best[5])]
+        close = next((c for c in others if c[0] >= 0.8 * best[0]), None)
+        complement = max(others, key=lambda c: _overlap(uncovered, set(c[2])) * c[1], default=None)
+        if close is None and complement is not None and \
+                _overlap(uncovered, set(complement[2])) * complement[1] >= self.second_lead_share * best[0]:
+            close = complement
+        if self.lead_sentences > 1 and close is not None:
+            chosen.append((close[3], close[4], close[5], close[6]))
+        return chosen
+
+    def _terms(self, question: str) -> dict[str, float]:
+        """Question word → weight (IDF); the synonym table's regulation terms for its colloquial words count less."""
+        terms = {t: self.corpus.idf(t) for t in self.tokenizer.tokens(question) if len(t) > 1 or t[:1].isdigit()}
+        if self.analyzer is not None:
+            for token, share in self.analyzer.analyze(question).weighted_tokens().items():
+                terms.setdefault(token, 0.6 * share * self.corpus.idf(token))
+        return terms
+
+
+# What a question asks for when it wants a figure, a deadline or a limit.
+_ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|최소|한도|상한|비율|퍼센트|%|시간|일수|금액")
+# A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원.
+_FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
+                     r"|[일이삼사오육칠팔구십백천만]+\s*원")
+# "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
+_ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
+_DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")
+_ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
+_SENTENCE_END = re.compile(r"(?<=다\.)\s+|\n+")
+# A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
+_ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
+_PARAGRAPH_MARK = re.compile(r"^[①-⑳]\s*")
+
+
+def _overlap(terms: dict[str, float], found: set[str]) -> float:
+    return sum(w for t, w in terms.items() if t in found)
+
+
+def _sentences(paragraph: str) -> list[str]:
+    """A paragraph's provisions, amendment notes dropped: each sentence with its proviso ("다만, …", "이 경우 …"),
+    each item."""
+    text = _AMENDMENT_NOTE.sub("", paragraph)
+    units: list[str] = []
+    for piece in (s.strip() for s in _SENTENCE_END.split(text)):
+        if not piece:
+            continue
+        if units and piece.startswith(("다만", "이 경우")):  # a proviso or its elaboration reads with its sentence
+            units[-1] = f"{units[-1]} {piece}"
+        else:
+            units.append(piece)
+    return units
+
+
+def _with_context(units: list[str], index: int) -> str:
+    """A provision as a reader needs it: an item with the sentence that announces its list, a sentence that
+    announces a list with the items that follow."""
+    unit = units[index]
+    if _ITEM_START.match(unit):
+        head = next((units[i] for i in range(index - 1, -1, -1) if not _ITEM_START.match(units[i])), "")
+        return f"{head} {unit}" if head and _ANNOUNCES_ITEMS.search(head) else unit
+    if _ANNOUNCES_ITEMS.search(unit):
+        items = [u for u in units[index + 1:] if _ITEM_START.match(u)]
+        return " ".join([unit, *items])
+    return unit
+
+
+def _lead_text(sentence: str, limit: int) -> str:
+    """A sentence as the answer's lead: without its 항 mark, cut at `limit` characters."""
+    sentence = _PARAGRAPH_MARK.sub("", sentence).strip()
+    return sentence if len(sentence) <= limit else sentence[:limit].rstrip() + "…"
 
 
 class NumberedSource(BaseModel):

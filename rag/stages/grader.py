@@ -12,6 +12,7 @@ from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.answerability import DEFAULT_THRESHOLD, AnswerabilityJudge
 from rag.stages.structured_output import complete_structured
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ GRADE_SCHEMA = {
     "required": ["score", "missing", "relevant"],
 }
 PASSAGE_CHARS = 700
+# The offline answerability judgement, given to the LLM as a prior: a reminder that shared words are not an answer.
+PRIOR_NOTE = "사전 판단(단어 대조, 참고용): 답변 가능성 {score:.0f}/100, 조문에서 찾지 못한 질문 핵심어: {missing}"
 
 
 class GradeResult(BaseModel):
@@ -48,65 +51,25 @@ class GradeResult(BaseModel):
     score: float  # 0–100
     missing: tuple[str, ...] = ()  # offline: query words the evidence lacks; LLM: aspects still to find
     relevant: tuple[str, ...] = ()  # chunk ids judged relevant (all, offline)
+    looked_for: tuple[str, ...] = ()  # the question's content words, most telling first (for a refusal)
     by: Literal["llm", "offline"] = "offline"
 
 
 class OfflineGrader:
-    """Sufficiency from the evidence: the IDF-weighted share of the question's words found in the top hits.
+    """Sufficiency from the evidence: passes when `AnswerabilityJudge` finds the question answerable.
 
-    A colloquial word counts as found when one of its regulation terms (the synonym table: 야근 → 연장근로) is
-    found. Rare words weigh most, so "사내 카페" fails on a corpus that never mentions 카페. Between the two
-    thresholds the top hit decides: its article title shares a question word, or BM25 is confident.
+    The score is the judge's answerability (0–100); `missing` lists the content words no top article holds (the
+    rewriter searches them once more); `looked_for` names the question's content for the refusal text.
     """
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
-                 pass_score: float = 60.0, refuse_score: float = 20.0, confident_bm25: float = 8.0,
-                 top_n: int = 3) -> None:
-        if not 0 <= refuse_score <= pass_score <= 100:
-            raise ValueError("need 0 <= refuse_score <= pass_score <= 100")
-        self.corpus = corpus
-        self.tokenizer = tokenizer
-        self.analyzer = analyzer
-        self.pass_score = pass_score
-        self.refuse_score = refuse_score
-        self.confident_bm25 = confident_bm25
-        self.top_n = top_n
+                 threshold: float = DEFAULT_THRESHOLD, judge: AnswerabilityJudge | None = None) -> None:
+        self.judge = judge or AnswerabilityJudge(corpus, tokenizer, analyzer=analyzer, threshold=threshold)
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
-        terms = [t for t in dict.fromkeys(self.tokenizer.tokens(question)) if len(t) > 1 or t.isdigit()]
-        if not hits or not terms:
-            return GradeResult(passed=False, score=0.0, missing=tuple(terms))
-        evidence = self.tokenizer.tokens_many([h.chunk.text for h in hits[: self.top_n * max(parts, 1)]])
-        found = set().union(*map(set, evidence))
-        synonyms = self._synonym_tokens(terms)
-
-        def covered(term: str) -> bool:
-            return term in found or any(s in found for s in synonyms.get(term, ()))
-
-        weights = {t: self.corpus.idf(t) for t in terms}
-        score = 100.0 * sum(w for t, w in weights.items() if covered(t)) / (sum(weights.values()) or 1.0)
-        missing = tuple(t for t in terms if not covered(t))
-        # Nouns only: a request verb ("알려줘" → 알리다 → 통지) says nothing about the topic.
-        nouns = [t for t in terms if not t.endswith("다")]
-        on_topic_terms = set(nouns).union(*(synonyms.get(t, ()) for t in nouns))
-        passed = score >= self.pass_score or (
-            score >= self.refuse_score and self._top_hit_is_on_topic(on_topic_terms, terms, hits))
-        return GradeResult(passed=passed, score=round(score, 1), missing=missing,
-                           relevant=tuple(h.chunk.chunk_id for h in hits))
-
-    def _synonym_tokens(self, terms: list[str]) -> dict[str, tuple[str, ...]]:
-        if self.analyzer is None:
-            return {}
-        return {t: tuple(self.analyzer.analyze(t).expansion) for t in terms}
-
-    def _top_hit_is_on_topic(self, topic_terms: set[str], terms: list[str], hits: list[Hit]) -> bool:
-        top = hits[0].chunk
-        title_tokens = set(self.tokenizer.tokens(top.title)) if top.title else set()
-        if title_tokens & topic_terms:
-            return True
-        bm25 = self.corpus.lexical.scores(terms)
-        position = self.corpus.position.get(top.chunk_id)
-        return position is not None and float(bm25[position]) >= self.confident_bm25
+        assessed = self.judge.assess(question, hits, parts=parts)
+        return GradeResult(passed=assessed.answerable, score=round(100 * assessed.score, 1), missing=assessed.missing,
+                           relevant=tuple(h.chunk.chunk_id for h in hits), looked_for=assessed.looked_for)
 
 
 class _GradeReply(BaseModel):
@@ -129,27 +92,33 @@ class LlmGrader:
         self.prompt = prompt
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
+        prior = await self.fallback.run(question, hits, parts=parts)
         if not hits:
-            return await self.fallback.run(question, hits, parts=parts)  # nothing to judge: no call
+            return prior  # nothing to judge: no call
         try:
-            reply = await complete_structured(self.llm, system=self.prompt, user=self._user_message(question, hits),
+            reply = await complete_structured(self.llm, system=self.prompt,
+                                              user=self._user_message(question, hits, prior=prior),
                                               schema=GRADE_SCHEMA, output=_GradeReply, timeout_s=self.timeout_s,
                                               max_tokens=400)
         except LlmUnavailable as exc:
             log.warning("grading falls back offline: %s", exc)
-            return await self.fallback.run(question, hits, parts=parts)
+            return prior
         relevant = tuple(dict.fromkeys(hits[n - 1].chunk.chunk_id for n in reply.relevant if 0 < n <= len(hits)))
         passed = reply.score >= self.pass_score
         if passed and not relevant:
             relevant = tuple(h.chunk.chunk_id for h in hits)  # a pass that named nothing keeps everything
         missing = tuple(m.strip() for m in reply.missing if m.strip())
-        return GradeResult(passed=passed, score=reply.score, missing=missing, relevant=relevant, by="llm")
+        return GradeResult(passed=passed, score=reply.score, missing=missing, relevant=relevant, by="llm",
+                           looked_for=prior.looked_for)
 
     @staticmethod
-    def _user_message(question: str, hits: list[Hit]) -> str:
+    def _user_message(question: str, hits: list[Hit], *, prior: GradeResult | None = None) -> str:
         passages = []
         for number, hit in enumerate(hits, start=1):
             chunk = hit.chunk
             title = f" ({chunk.title})" if chunk.title else ""
             passages.append(f"[{number}] {chunk.label}{title}\n{chunk.text[:PASSAGE_CHARS]}")
-        return "조문:\n\n" + "\n\n".join(passages) + f"\n\n질문: {question}"
+        note = ""
+        if prior is not None:
+            note = PRIOR_NOTE.format(score=prior.score, missing=", ".join(prior.missing[:5]) or "없음") + "\n\n"
+        return "조문:\n\n" + "\n\n".join(passages) + f"\n\n{note}질문: {question}"

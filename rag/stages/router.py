@@ -1,4 +1,10 @@
-"""QueryRouter: chitchat, structural lookup or search. Lookups are caught by pattern before any LLM call."""
+"""QueryRouter: chitchat, structural lookup or search. Lookups are caught by pattern before any LLM call.
+
+Small talk is recognised by the kind of utterance (a greeting, thanks, a goodbye, a pause, a reaction, an apology,
+a question about the bot itself), never by a list of sentences; a message that also asks about a regulation
+("고마워요, 그럼 병가는?") is a question, and a rule code ("3-1-24") or a one-word question ("연차?") is never
+small talk.
+"""
 
 from __future__ import annotations
 
@@ -7,31 +13,75 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from rag.models import Route
+from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.tokenizer import Tokenizer
 
-_GREETING = re.compile(r"(안녕|반가|하이|hello|hi\b|좋은 아침|수고|잘 ?지내)", re.I)
-_THANKS = re.compile(r"(고마워|고맙|감사|땡큐|thank|덕분)", re.I)
-# Small talk that carries no question about rules: moods, weather, weekdays, laughter.
-_SMALLTALK = re.compile(
-    r"(기분|날씨|금요일|월요일|주말이라|배고|심심|ㅎㅎ|ㅋㅋ|좋다|피곤|졸려|너는 누구|넌 누구|뭐 할 수)"
+# Kinds of small talk, checked in this order (a goodbye often thanks too: "수고했어, 고마워" is a goodbye).
+# Questions about the bot itself come first: they are questions, but not about a regulation.
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("identity", re.compile(
+        r"(너|넌|니가|네가|당신|regbot)\s*(은|는|이|가)?\s*(누구|뭐야|뭔데|정체|이름)"
+        r"|(사람|인간|ai|인공지능|로봇|챗봇|봇|기계|gpt)\s*(이)?\s*(야|예요|이에요|인가요|이니|니|임|맞아)(?![가-힣])",
+        re.I)),
+    ("capability", re.compile(
+        r"(뭘|뭐를?|무엇을?|어떤\s*(질문|것|거|걸|내용|규정|일)\S*)\s*(까지\s*)?.{0,6}?"
+        r"(물어|질문|답해|대답|도와|도움|알려\s*줄\s*수|할\s*수\s*있)"
+        r"|(할\s*수\s*있는\s*(게|것|일))|(무슨\s*일\s*(을|를)?\s*해)", re.I)),
+    ("usage", re.compile(
+        r"(어떻게\s*(써|쓰는|쓰면|사용|이용|물어|질문))|사용법|사용\s*방법|이용\s*방법|도움말|^\s*/?help\s*$",
+        re.I)),
+    ("goodbye", re.compile(
+        r"(여기까지|(내일|다음에|나중에|월요일에|또)\s*(봐|봬|뵈|만나)|잘\s*(가|있어|자)|안녕히|수고(했|하셨|하세요|많)"
+        r"|퇴근(할게|합니다|해요|하러)|바이\b|bye|빠이|들어가(세요|볼게))", re.I)),
+    ("thanks", re.compile(
+        r"(고마워|고맙|감사(합|해|했|드|요|\s*$|!)|땡큐|thank|덕분(에|이에요|입니다)|도움이\s*(됐|되었|많이))", re.I)),
+    ("apology", re.compile(r"(죄송|미안|잘못\s*(보냈|올렸|눌렀)|엉뚱한|실수로)")),
+    ("pause", re.compile(
+        r"(잠깐|잠시만|잠시\s*(만요|기다)|기다려\s*(줘|봐|주세요)|이따가?\s*(다시|물어)|다시\s*물어\s*볼게)")),
+    ("greeting", re.compile(
+        r"(안녕|반가|하이\b|헬로|hello|hi\b|좋은\s*(아침|하루|저녁|오후)|굿모닝|잘\s*지내|처음\s*뵙)",
+        re.I)),
+    # Moods, the weather, the weekday, laughter: talk that asks nothing about rules.
+    ("other", re.compile(
+        r"(기분|날씨|덥다|춥다|금요일|월요일|주말이라|배고|심심|피곤|졸려|좋다\s*ㅎ|ㅎㅎ|ㅋㅋ|ㅠㅠ|ㅜㅜ)")),
 )
-_QUESTION_CUE = re.compile(r"(\?|몇|언제|어떻게|얼마|누가|무엇|뭐야|돼\?|되나|나요|까요|가능|해야|받아|있어|없어|알려)")
+# Kinds that are questions to the bot: they may carry a question mark and still be small talk.
+BOT_KINDS = frozenset({"identity", "capability", "usage"})
+_QUESTION_CUE = re.compile(
+    r"(\?|몇|언제|어떻게|얼마|누가|무엇|뭐야|돼\?|되나|나요|까요|가능|해야|받아|있어|없어|알려|인가요|인지|어떡|어쩌"
+    r"|할까)")
+# A bare acknowledgement or reaction once laughter, jamo, emoji and punctuation are gone.
+_REACTION_WORDS = frozenset({
+    "", "네", "넵", "넹", "예", "응", "웅", "어", "오", "와", "우와", "헐", "대박", "굿", "좋아", "좋아요", "좋네요",
+    "알겠어", "알겠어요", "알겠습니다", "알았어", "오케이", "ok", "okay", "확인", "확인했어요", "그렇구나", "그렇군요",
+    "아하", "아", "음", "흠", "오호", "옙", "yes", "ㅇㅋ",
+})
+_NOISE = re.compile(r"[ㄱ-ㅣ\s~!?.,…^_\-—·'\"()\[\]]+|[\U0001F000-\U0001FFFF\u2600-\u27BF\uFE0F]")
+# Rule codes and numbered references ("3-1-24", "2.3.1", "제5조"): never small talk.
+_RULE_CODE = re.compile(r"\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")
 
 
 class RouteDecision(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     route: Route
-    chitchat_kind: str = ""  # greeting | thanks | other
+    # greeting | thanks | goodbye | pause | reaction | apology | identity | capability | usage | other
+    chitchat_kind: str = ""
 
 
 class OfflineQueryRouter:
-    """Pattern router: a pure reference → lookup; greetings and small talk with no rule words → chitchat."""
+    """Pattern router: a pure reference → lookup; small talk with no regulation topic → chitchat; else search.
 
-    def __init__(self, lookup: StructuralLookup, tokenizer: Tokenizer) -> None:
+    A regulation topic is a content word the indexed regulations use (`corpus`; without one, any content word).
+    """
+
+    def __init__(self, lookup: StructuralLookup, tokenizer: Tokenizer, *, corpus: IndexedCorpus | None = None,
+                 max_topic_words: int = 2) -> None:
         self.lookup = lookup
         self.tokenizer = tokenizer
+        self.corpus = corpus if corpus is not None else getattr(lookup, "corpus", None)
+        self.max_topic_words = max_topic_words
 
     async def run(self, question: str) -> RouteDecision:
         if self.lookup.parse(question) is not None:
@@ -42,15 +92,26 @@ class OfflineQueryRouter:
         return RouteDecision(route=Route.SEARCH)
 
     def chitchat_kind(self, question: str) -> str:
-        if _QUESTION_CUE.search(question) and not _THANKS.search(question):
+        """The kind of small talk, or "" when the message is (or carries) a question about the regulations."""
+        text = question.strip()
+        if not text or _RULE_CODE.search(text):
             return ""
-        content = [t for t in self.tokenizer.tokens(question) if len(t) > 1]
-        if _THANKS.search(question) and len(content) <= 3:
-            return "thanks"
-        if _GREETING.search(question) and len(content) <= 3:
-            return "greeting"
-        if _SMALLTALK.search(question) and len(content) <= 4:
-            return "other"
-        if not content:
-            return "other"
-        return ""
+        if all(_NOISE.sub("", word).lower() in _REACTION_WORDS for word in text.split()):
+            return "reaction"
+        match = next(((kind, m) for kind, pattern in _KINDS if (m := pattern.search(text))), None)
+        if match is None:
+            return ""
+        kind, _ = match
+        rest = dict(_KINDS)[kind].sub(" ", text)
+        topic = self._topic_words(rest)
+        if kind in BOT_KINDS or kind == "other":
+            return kind if not topic else ""  # a mood word is weak evidence: any regulation topic makes a question
+        if topic and (_QUESTION_CUE.search(rest) or len(topic) > self.max_topic_words):
+            return ""  # small talk around a regulation question: the question wins
+        return kind
+
+    def _topic_words(self, text: str) -> list[str]:
+        words = [t for t in self.tokenizer.tokens(text) if (len(t) > 1 or t[:1].isdigit()) and not t.endswith("다")]
+        if self.corpus is None or not self.corpus.chunks:
+            return words
+        return [t for t in words if self.corpus.doc_freq.get(t, 0) > 0]

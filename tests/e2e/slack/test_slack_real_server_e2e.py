@@ -82,7 +82,8 @@ class TestMention:
         assert [b["action_id"] for b in final.buttons(FEEDBACK_BLOCK_ID)] == ["feedback_up", "feedback_down"]
         streams = [c.method for c in regbot.slack.calls if c.method.startswith("chat.")]
         assert streams[0] == "chat.startStream" and streams[-1] == "chat.stopStream"
-        assert final.answer_text.count("15일의 연차유급휴가") == 1  # the stop did not resend the text
+        # The stop did not resend the text: the answer's one quotes heading appears once.
+        assert final.answer_text.count(messages.EXTRACTIVE_SUPPORT) == 1
 
     async def test_retry_and_message_copy_of_the_mention_give_no_second_answer(self, regbot: RegbotInSlack):
         event = regbot.send.mention(QUESTION)

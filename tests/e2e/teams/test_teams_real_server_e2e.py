@@ -77,8 +77,10 @@ class TestRealServerPersonalChat:
         elsewhere = personal_message("반차도 돼?", service_url=regbot_teams.connector.url, activity_id="msg-3")
         elsewhere["conversation"] = dict(elsewhere["conversation"], id="a:1another-chat")
         await regbot_teams.post(elsewhere)
-        alone = await regbot_teams.connector.wait_for(lambda a: a.type == "message" and a.activity_id == "msg-3")
-        assert "취업규칙 제20조 제4항" not in alone.citation_names
+        await regbot_teams.connector.wait_for(lambda a: a.type == "message" and a.activity_id == "msg-3")
+        # The other chat's turn stands alone: its history holds only its own question, never this chat's.
+        other = await regbot_teams.server.runtime.store.load_history(f"teams:{TENANT}:a:1another-chat")
+        assert [m.content for m in other][0::2] == ["반차도 돼?"]
 
     async def test_follow_up_button_is_answered_as_a_new_turn(self, regbot_teams: RegbotTeams) -> None:
         first = await regbot_teams.ask("연차휴가는 며칠이야?", "msg-1")

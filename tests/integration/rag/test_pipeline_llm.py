@@ -286,7 +286,7 @@ async def test_server_errors_open_the_breaker_and_the_regulations_are_quoted_wit
     claude = FakeClaude()  # 500 to everything
     answer, events = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
-    assert answer.text.startswith(messages.EXTRACTIVE_INTRO)
+    assert messages.EXTRACTIVE_SUPPORT in answer.text and not answer.text.startswith(messages.EXTRACTIVE_SUPPORT)
     assert answer.text.endswith(messages.OFFLINE_NOTE)
     assert "취업규칙 제20조 제1항" in labels(answer)
     assert (claude.calls("understand"), claude.calls("grade"), claude.calls("answer")) == (3, 1, 0)

@@ -170,6 +170,27 @@ async def test_a_second_failed_grade_says_the_regulations_do_not_cover_it():
     assert not answer.grounded
 
 
+async def test_a_refusal_names_what_was_looked_for_and_the_closest_regulation_but_quotes_nothing():
+    failed = GradeResult(passed=False, score=10, missing=("카페",), looked_for=("카페", "사내"))
+    answer, events = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 몇 시까지 열어?")
+    assert answer.text.startswith(messages.NOT_COVERED.format(looked_for="'카페', '사내'"))
+    assert "「취업규칙」" in answer.text and "15일을 준다" not in answer.text
+    assert answer.citations == () and not [e for e in events if e.kind == AnswerEventKind.SOURCES]
+
+
+@pytest.mark.parametrize(("kind", "reply"), [("goodbye", messages.CHITCHAT_GOODBYE),
+                                             ("pause", messages.CHITCHAT_PAUSE)])
+async def test_small_talk_gets_the_reply_of_its_kind_without_retrieval(kind, reply):
+    class KindUnderstander(FakeUnderstander):
+        async def run(self, question, history, *, forced=None):
+            understood = await super().run(question, history, forced=forced)
+            return understood.model_copy(update={"decision": RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind)})
+
+    retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
+    answer, _ = await collect(build(understander=KindUnderstander(llm_calls=0), retriever=retriever), "잠깐만")
+    assert (answer.text, answer.route, retriever.queries) == (reply, Route.CHITCHAT, [])
+
+
 async def test_an_unsupported_claim_is_revised_once_and_the_revision_is_final():
     bad = "연차는 25일이에요 [1]."
     generator = FakeGenerator([bad], llm_draft(bad), revised=llm_draft(ANSWER))

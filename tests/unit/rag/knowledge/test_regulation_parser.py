@@ -114,3 +114,27 @@ def test_chunk_ids_are_stable_across_runs_and_change_with_collection():
     other = ArticleChunker().chunk(parse(MARKDOWN), collection="hr")
     assert [c.chunk_id for c in first] == [c.chunk_id for c in again]
     assert not {c.chunk_id for c in first} & {c.chunk_id for c in other}
+
+
+def test_chunker_keeps_markup_remnants_out_of_chunk_text_but_keeps_the_table():
+    text = """
+# 복무 지침
+
+##### 제5조 (연가 일수)
+
+**①** 연가 일수는 다음과 같다.
+
+\t\t\t\t<img src="http://example.org/f?seq=1"  alt="img1" >
+
+\t\t\t\t│재직기간 │연가 일수 │
+
+\t\t\t\t│1년 이상 │15        │
+
+\t\t\t\t</img>
+
+**②** 삭제 &lt;2007.11.13&gt; 연구원 &amp; 직원은 <개정 2025.2.1> 같다.
+"""
+    [chunk] = ArticleChunker().chunk(parse(text))
+    assert "<img" not in chunk.text and "</img>" not in chunk.text and "&lt;" not in chunk.text
+    assert "│1년 이상 │15" in chunk.text
+    assert "삭제 <2007.11.13> 연구원 & 직원은 <개정 2025.2.1> 같다." in chunk.text

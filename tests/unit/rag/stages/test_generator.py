@@ -1,5 +1,7 @@
 """LlmGenerator: streamed, cited answers; the extractive fallback; follow-ups hidden from the stream."""
 
+import re
+
 import pytest
 
 from rag import messages
@@ -90,7 +92,7 @@ class TestLlmGenerator:
         pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
         draft = generator.finish()
         assert llm.requests == []
-        assert "".join(pieces).startswith(messages.EXTRACTIVE_INTRO)
+        assert messages.EXTRACTIVE_SUPPORT in "".join(pieces)
         assert (draft.note, draft.by) == (messages.OFFLINE_NOTE, "extractive")
         assert draft.citations[0].label.startswith("취업규칙 제20조")
 
@@ -98,7 +100,7 @@ class TestLlmGenerator:
         llm = scripted_llm(streams=[[LlmRequestFailed("Anthropic answered 500", retryable=True)]])
         generator = make_generator(llm)
         pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
-        assert "".join(pieces).startswith(messages.EXTRACTIVE_INTRO)
+        assert messages.EXTRACTIVE_SUPPORT in "".join(pieces)
         assert generator.finish().note == messages.OFFLINE_NOTE
 
     async def test_a_failure_mid_stream_keeps_what_was_shown(self, make_generator, scripted_llm, hits):
@@ -125,3 +127,36 @@ class TestLlmGenerator:
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),))
         await drain(generator, request)
         assert await generator.revise(request, generator.finish(), ("x",)) is None
+
+
+class TestExtractiveGenerator:
+    """Answer first, offline: the sentence that answers, then at most three quotes, unrelated articles left out."""
+
+    async def test_opens_with_the_sentence_that_carries_the_figure_asked_for(self, samples, hits):
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["promote"], hits["leave"]),))
+        text = "".join(await drain(generator, request))
+        lead = text.split("\n", 1)[0]
+        assert "15일" in lead and re.search(r"\[\d\]$", lead)
+        cited = generator.finish().citations[int(re.search(r"\[(\d)\]$", lead).group(1)) - 1]
+        assert cited.label == "취업규칙 제20조 제1항"
+        assert text.index(messages.EXTRACTIVE_SUPPORT) > len(lead)
+
+    async def test_quotes_at_most_three_and_leaves_out_articles_that_share_nothing(self, samples, hits):
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        request = GenerationInput(question=LEAVE_QUESTION,
+                                  evidence=((hits["leave"], hits["promote"], hits["hotel"]),))
+        await drain(generator, request)
+        draft = generator.finish()
+        quotes = [line for line in draft.text.splitlines() if line.startswith("- **")]
+        assert 1 <= len(quotes) <= 3
+        assert not any(c.label.startswith("여비 규정") for c in draft.citations)
+
+    async def test_a_compound_question_leads_with_an_answer_for_each_part(self, samples, hits):
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        request = GenerationInput(question="병가는 며칠이고 숙박비 한도는 얼마야?",
+                                  sub_questions=("병가는 며칠이야?", "숙박비 한도는 얼마야?"),
+                                  evidence=((hits["sick"],), (hits["hotel"],)))
+        await drain(generator, request)
+        leads = generator.finish().text.split("\n\n", 1)[0].splitlines()
+        assert len(leads) == 2 and "[1]" in leads[0] and "[2]" in leads[1]

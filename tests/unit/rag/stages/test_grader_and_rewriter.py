@@ -30,6 +30,15 @@ class TestLlmGrader:
         sent = llm.requests[0].messages[0].content
         assert f"[{number}] 취업규칙 제20조 (연차유급휴가)" in sent and sent.endswith(f"질문: {LEAVE_QUESTION}")
 
+    async def test_the_offline_answerability_is_given_as_a_prior(self, samples, scripted_llm):
+        question = "사내 카페는 몇 시까지 열어?"
+        hits = samples.retriever.search_sync(question, k=4)
+        llm = scripted_llm(replies=[{"score": 10, "missing": ["카페 운영 시간"], "relevant": []}])
+        grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(question, hits)
+        sent = llm.requests[0].messages[0].content
+        assert "사전 판단" in sent and "카페" in sent.split("사전 판단")[1]
+        assert not grade.passed and "카페" in grade.looked_for
+
     async def test_a_score_below_70_fails_and_names_what_is_missing(self, samples, scripted_llm, leave_hits):
         llm = scripted_llm(replies=[{"score": 65, "missing": ["3년 이상 근속자 가산휴가"], "relevant": [1]}])
         grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(

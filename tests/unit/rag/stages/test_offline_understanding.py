@@ -23,8 +23,18 @@ def understander(samples):
 class TestOfflineQueryRouter:
     @pytest.mark.parametrize(("question", "kind"), [
         ("안녕~ 반가워", "greeting"),
+        ("좋은 아침이에요", "greeting"),
         ("오 감사합니다 👍", "thanks"),
         ("오늘 금요일이라 기분 좋다 ㅎㅎ", "other"),
+        ("오늘은 여기까지! 수고했어, 내일 봐", "goodbye"),
+        ("잠깐만", "pause"),
+        ("ㅋㅋ", "reaction"),
+        ("네 알겠습니다", "reaction"),
+        ("앗 죄송해요, 잘못 보냈네요", "apology"),
+        ("너는 누구야?", "identity"),
+        ("혹시 AI야?", "identity"),
+        ("뭘 물어볼 수 있어?", "capability"),
+        ("어떻게 써?", "usage"),
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
         decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)
@@ -34,7 +44,9 @@ class TestOfflineQueryRouter:
     async def test_references_are_lookups(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.LOOKUP
 
-    @pytest.mark.parametrize("question", [LEAVE_QUESTION, "취업규칙 연차 규정 알려줘", "고마운데 병가는 며칠이야?"])
+    @pytest.mark.parametrize("question", [LEAVE_QUESTION, "취업규칙 연차 규정 알려줘", "고마운데 병가는 며칠이야?",
+                                          "연차?", "3-1-24", "안녕하세요, 연차 며칠이에요?", "연차 어떻게 써?",
+                                          "잠깐, 병가는 며칠이야?"])
     async def test_questions_about_rules_are_searched(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.SEARCH
 

@@ -1,0 +1,235 @@
+"""Answerability: do the retrieved articles actually answer the question, or are the regulations silent?
+
+A confident, cited, wrong article is the worst answer a regulation bot can give, so this is judged from the
+evidence itself, not from retrieval scores alone (a search always returns *something*):
+
+- **coverage** — the share of the question's content that the best article holds. Content is the question's
+  topic words (nouns weigh fully, verb stems less, numbers little; request words and fillers are not content);
+  each word is weighted by how rare it is in the corpus, so the word that names the topic ("카페", "실업급여")
+  outweighs the words it shares with the statutes ("회사", "신청"). A compound counts once (근로기준법, not
+  근로 + 기준법 + 근로기준법), and a colloquial word counts as found when the regulation term the synonym table
+  gives for it is found (야근 → 연장근로).
+- **agreement** — whether the lexical and the dense retriever both rank the best articles near the top, and
+  whether their single best hits come from the same document: two independent views landing on the same
+  document are rarely both fooled by a shared word. Without a dense index, agreement is unknown (0.5).
+
+The score is a logistic blend of the three, fitted on the dev set (`benchmarks/refusal.py --fit` refits it and
+prints the refusal / false-refusal trade-off); the threshold is a setting (`REGBOT_ANSWERABLE_THRESHOLD`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from rag import messages
+from rag.models import Hit
+from rag.retrieval.corpus import IndexedCorpus
+from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.tokenizer import Tokenizer
+
+DEFAULT_THRESHOLD = 0.6  # on dev: 86 % of out-of-scope questions refused, no answerable one (0.55–0.60 alike)
+
+# Words that say which aspect is asked (how much, by when, by what procedure) rather than what about: the article
+# that holds the topic answers them, so they weigh little. General vocabulary, not words of any one question.
+ASPECT_WORDS = frozenset({
+    "최대", "최소", "최고", "최저한", "가능", "방법", "절차", "기간", "기한", "기준", "금액", "비용", "종류", "조건",
+    "요건", "여부", "대상", "범위", "정의", "시기", "횟수", "일수", "한도", "의무", "규정", "법적", "법", "내용",
+})
+# What the asker wants done with the answer ("알려줘", "설명해 줘", "보내줘"): a request, not a topic.
+REQUEST_WORDS = frozenset({"알리다", "보내다", "가르치다", "찾다", "말하다", "보이다", "설명", "요약", "안내", "정리"})
+# Everyday fillers of a colloquial question: time, people and places around the question, not its topic.
+FILLER_WORDS = frozenset({
+    "오늘", "내일", "어제", "올해", "내년", "작년", "하루", "이틀", "나중", "그동안", "아까", "다음", "처음", "마지막",
+    "요즘", "최근", "보통", "전부", "다른", "남자", "여자", "아내", "남편", "본인", "자기", "사람들",
+})
+
+
+class AnswerabilityWeights(BaseModel):
+    """How much each kind of word counts towards coverage, and the blend of the two signals."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stem: float = 0.4  # a verb/adjective stem (닫다, 신청하다) rarely names the topic
+    number: float = 0.2  # "4명", "25일": conditions of the question, not its topic
+    aspect: float = 0.3  # ASPECT_WORDS
+    part_credit: float = 0.5  # a compound found only as separate parts (국가 … 장학금) is not the compound
+    bias: float = -4.6
+    coverage: float = 6.4
+    agreement: float = 2.1
+    document_agreement: float = 1.7
+    agree_depth: int = 10  # both retrievers rank the article within this depth
+
+
+class Answerability(BaseModel):
+    """The decision with the evidence behind it (for the refusal text and the trace)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float  # 0–1
+    answerable: bool
+    coverage: float  # 0–1, share of the content the best article (or articles, for a compound) holds
+    agreement: float  # 0–1, share of the top articles both retrievers rank near the top
+    document_agreement: float  # 1: the lexical and the dense best hit are in the same document (0.5: unknown)
+    looked_for: tuple[str, ...] = ()  # the question's content words, most telling first
+    missing: tuple[str, ...] = ()  # content words no top article holds
+
+
+class _Concept(BaseModel):
+    """One unit of content: a word, or a compound with its parts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    word: str
+    parts: tuple[str, ...]
+    weight: float
+    synonyms: tuple[str, ...]
+
+
+class AnswerabilityJudge:
+    """Scores whether `hits` answer `question`; `answerable` when the score reaches `threshold`."""
+
+    def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
+                 threshold: float = DEFAULT_THRESHOLD, weights: AnswerabilityWeights | None = None,
+                 top_n: int = 3) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError("threshold must be within 0–1")
+        if top_n < 1:
+            raise ValueError("top_n must be at least 1")
+        self.corpus = corpus
+        self.tokenizer = tokenizer
+        self.analyzer = analyzer
+        self.threshold = threshold
+        self.weights = weights or AnswerabilityWeights()
+        self.top_n = top_n
+
+    def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
+        concepts = self.concepts(question)
+        looked_for = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight))
+        if not hits or not concepts:
+            return Answerability(score=0.0, answerable=False, coverage=0.0, agreement=0.0, document_agreement=0.0,
+                                 looked_for=looked_for, missing=looked_for)
+        parts = max(parts, 1)
+        top = list(hits[: self.top_n * parts])
+        found = [set(tokens) for tokens in self.tokenizer.tokens_many([self._indexed_text(h) for h in top])]
+        if parts > 1:
+            # Each part has its own best article: the parts' evidence together must hold the question.
+            union = set().union(*found)
+            coverage, covered = self._coverage(concepts, union)
+        else:
+            coverage, covered = max((self._coverage(concepts, f) for f in found), key=lambda pair: pair[0])
+        if self.corpus.dense is not None:
+            agreement, same_document = self.agreement(top[: self.top_n]), self.document_agreement(hits)
+        else:
+            agreement = same_document = 0.5  # one retriever: agreement is unknown
+        score = self.score(coverage, agreement, same_document)
+        missing = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight) if c.word not in covered)
+        return Answerability(score=round(score, 4), answerable=score >= self.threshold, coverage=round(coverage, 4),
+                             agreement=round(agreement, 4), document_agreement=same_document, looked_for=looked_for,
+                             missing=missing)
+
+    def score(self, coverage: float, agreement: float, document_agreement: float) -> float:
+        w = self.weights
+        z = (w.bias + w.coverage * coverage + w.agreement * agreement
+             + w.document_agreement * document_agreement)
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def agreement(self, hits: Sequence[Hit]) -> float:
+        """Share of `hits` that every retriever ranks within `agree_depth`."""
+        if not hits:
+            return 0.0
+        depth = self.weights.agree_depth
+        both = [h for h in hits if len(h.ranks) >= 2 and max(h.ranks.values()) <= depth]
+        return len(both) / len(hits)
+
+    @staticmethod
+    def document_agreement(hits: Sequence[Hit]) -> float:
+        """1.0 when each retriever's best-ranked hit comes from the same document (a statute and its 시행령 are two:
+        counting them as one let more out-of-scope questions through on dev)."""
+        best: dict[str, tuple[int, str]] = {}
+        for hit in hits:
+            for name, rank in hit.ranks.items():
+                if name not in best or rank < best[name][0]:
+                    best[name] = (rank, hit.chunk.doc)
+        return 1.0 if len(best) >= 2 and len({doc for _, doc in best.values()}) == 1 else 0.0
+
+    def concepts(self, question: str) -> list[_Concept]:
+        """The question's content words, compounds grouped with their parts."""
+        tokens = [t for t in dict.fromkeys(self.tokenizer.tokens(question)) if len(t) > 1 or t[:1].isdigit()]
+        wholes = [t for t in tokens if not any(t != u and t in u for u in tokens)]
+        concepts = []
+        for word in wholes:
+            if self._weight(word) <= 0:
+                continue
+            parts = tuple(t for t in tokens if t != word and t in word)
+            concepts.append(_Concept(word=word, parts=parts, weight=self._weight(word),
+                                     synonyms=self._synonyms(question, tokens, (word, *parts))))
+        return concepts
+
+    def _weight(self, word: str) -> float:
+        idf = self.corpus.idf(word)
+        if word in FILLER_WORDS or word in REQUEST_WORDS:
+            return 0.0
+        if word in ASPECT_WORDS:
+            return self.weights.aspect * idf
+        if word[:1].isdigit():
+            return self.weights.number * idf
+        if word.endswith("다"):
+            return self.weights.stem * idf
+        return idf
+
+    def _synonyms(self, question: str, tokens: list[str], words: tuple[str, ...]) -> tuple[str, ...]:
+        """Regulation terms the synonym table gives for these words, alone or in a phrase of the question."""
+        if self.analyzer is None:
+            return ()
+        own: set[str] = set()
+        for word in words:
+            own.update(self.analyzer.analyze(word).expansion)
+        # A phrase entry ("작은 가게", "문 닫다") the question matches only through these words is theirs.
+        everything = self.analyzer.expand(question, tokens)
+        text_without = question
+        for word in words:
+            text_without = text_without.replace(word, " ")
+        without = self.analyzer.expand(text_without, [t for t in tokens if t not in words])
+        return tuple(sorted(own.union(t for t in everything if t not in without)))
+
+    def _credit(self, concept: _Concept, found: set[str]) -> float:
+        """1 when the article holds the word (or its regulation term), part credit for a compound's parts."""
+        if concept.word in found or any(s in found for s in concept.synonyms):
+            return 1.0
+        if concept.parts and all(p in found for p in concept.parts):
+            return self.weights.part_credit
+        return 0.0
+
+    def _coverage(self, concepts: list[_Concept], found: set[str]) -> tuple[float, set[str]]:
+        credits = {c.word: self._credit(c, found) for c in concepts}
+        total = sum(c.weight for c in concepts)
+        if total <= 0:
+            return 0.0, set()
+        covered = {word for word, credit in credits.items() if credit >= 1.0}
+        return sum(c.weight * credits[c.word] for c in concepts) / total, covered
+
+    @staticmethod
+    def _indexed_text(hit: Hit) -> str:
+        chunk = hit.chunk
+        return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+
+
+def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, words: int = 3, closest: int = 2) -> str:
+    """The reply when the regulations are silent: what was looked for, the closest collections (or documents)
+    searched, and whom to ask. It never quotes an article: none of them answers."""
+    nouns = [w for w in looked_for if not w.endswith("다") and not w[:1].isdigit()] or list(looked_for)
+    if not nouns:
+        return messages.NOT_FOUND
+    lines = [messages.NOT_COVERED.format(looked_for=", ".join(f"'{w}'" for w in nouns[:words]))]
+    collections = list(dict.fromkeys(h.chunk.collection for h in hits if h.chunk.collection))
+    if collections and collections != ["default"]:
+        names = [f"'{c}' 규정 모음" for c in collections[:closest]]
+    else:
+        names = [f"「{doc}」" for doc in dict.fromkeys(h.chunk.doc for h in hits)][:closest]
+    if names:
+        lines.append(messages.NOT_COVERED_CLOSEST.format(closest=", ".join(names)))
+    lines.append(messages.NOT_COVERED_ASK)
+    return " ".join(lines)

@@ -1,0 +1,79 @@
+"""SmallTalkResponder: the reply to each kind of small talk, with example questions from what is indexed."""
+
+from __future__ import annotations
+
+from rag import messages
+from rag.retrieval.corpus import IndexedCorpus
+
+# Article titles that make poor examples: every statute has them and they say nothing about its subject.
+_GENERIC_TITLES = frozenset({"목적", "정의", "적용 범위", "적용범위", "시행일", "다른 법률과의 관계", "벌칙", "과태료",
+                             "권한의 위임"})
+
+
+class SmallTalkResponder:
+    """Replies to small talk by kind; questions about the bot get the indexed documents and example questions."""
+
+    def __init__(self, corpus: IndexedCorpus | None = None, *, examples: int = 3, documents: int = 6) -> None:
+        self.corpus = corpus
+        self.examples = examples
+        self.documents = documents
+
+    def reply(self, kind: str, question: str = "") -> str:
+        if kind == "greeting":
+            return messages.CHITCHAT_MORNING if "아침" in question else messages.CHITCHAT_GREETING
+        fixed = {
+            "thanks": messages.CHITCHAT_THANKS,
+            "goodbye": messages.CHITCHAT_GOODBYE,
+            "pause": messages.CHITCHAT_PAUSE,
+            "reaction": messages.CHITCHAT_REACTION,
+            "apology": messages.CHITCHAT_APOLOGY,
+        }
+        if kind in fixed:
+            return fixed[kind]
+        if kind == "identity":
+            return messages.CHITCHAT_IDENTITY
+        if kind == "capability":
+            return self._with_examples(messages.CHITCHAT_CAPABILITY.format(documents=self._documents()))
+        if kind == "usage":
+            return self._with_examples(messages.CHITCHAT_USAGE.format(reference=self._reference()))
+        return messages.CHITCHAT_OTHER
+
+    def example_questions(self) -> list[str]:
+        """One question per document (up to `examples`), about its most substantial article."""
+        if self.corpus is None:
+            return []
+        best: dict[str, tuple[int, str]] = {}
+        for chunk in self.corpus.chunks:
+            if chunk.kind != "article" or chunk.deleted or not chunk.title or chunk.title in _GENERIC_TITLES:
+                continue
+            length = len(chunk.text)
+            if chunk.doc not in best or length > best[chunk.doc][0]:
+                best[chunk.doc] = (length, chunk.title)
+        chosen: list[str] = []
+        for doc in best:  # one per statute family: 근로기준법 rather than also its 시행령
+            if not any(doc.startswith(other) or other.startswith(doc) for other in chosen):
+                chosen.append(doc)
+        return [messages.CHITCHAT_EXAMPLE_QUESTION.format(doc=doc, title=best[doc][1])
+                for doc in chosen[: self.examples]]
+
+    def _with_examples(self, text: str) -> str:
+        examples = self.example_questions()
+        if not examples:
+            return text
+        listed = "\n".join(messages.CHITCHAT_EXAMPLE.format(question=q) for q in examples)
+        return f"{text}\n{messages.CHITCHAT_EXAMPLES.format(examples=listed)}"
+
+    def _documents(self) -> str:
+        documents = self.corpus.documents() if self.corpus is not None else []
+        if not documents:
+            return messages.CHITCHAT_DEFAULT_DOCUMENTS
+        shown = ", ".join(documents[: self.documents])
+        more = len(documents) - self.documents
+        return shown + (messages.MORE_DOCUMENTS.format(count=more) if more > 0 else "")
+
+    def _reference(self) -> str:
+        if self.corpus is not None:
+            chunk = next((c for c in self.corpus.chunks if c.kind == "article" and c.article and not c.deleted), None)
+            if chunk is not None:
+                return chunk.label
+        return "취업규칙 제20조"

@@ -1,0 +1,89 @@
+"""AnswerabilityJudge, the refusal text, and the offline grader that decides with them."""
+
+import pytest
+
+from rag.models import Chunk, Hit
+from rag.stages.answerability import AnswerabilityJudge, refusal_message
+from rag.stages.grader import OfflineGrader
+
+LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
+CAFE_QUESTION = "사내 카페는 몇 시까지 열어?"
+
+
+def hit(doc: str, article: str, ranks: dict[str, int], text: str = "본문") -> Hit:
+    chunk = Chunk(chunk_id=f"{doc}:{article}", doc=doc, article=article, text=f"{article}\n{text}")
+    return Hit(chunk=chunk, score=1.0, ranks=ranks)
+
+
+@pytest.fixture(scope="module")
+def judge(samples):
+    return AnswerabilityJudge(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+
+
+class TestAnswerabilityJudge:
+    def test_a_question_the_regulations_answer_is_answerable(self, samples, judge):
+        assessed = judge.assess(LEAVE_QUESTION, samples.retriever.search_sync(LEAVE_QUESTION, k=6))
+        assert assessed.answerable
+        assert "연차" in assessed.looked_for and "연차" not in assessed.missing
+
+    def test_a_topic_the_regulations_never_mention_is_not_answerable(self, samples, judge):
+        assessed = judge.assess(CAFE_QUESTION, samples.retriever.search_sync(CAFE_QUESTION, k=6))
+        assert not assessed.answerable
+        assert "카페" in assessed.missing
+
+    def test_no_hits_or_no_content_words_are_not_answerable(self, samples, judge):
+        assert not judge.assess(LEAVE_QUESTION, []).answerable
+        assert not judge.assess("뭐 좀 알려줘", samples.retriever.search_sync("연차", k=3)).answerable
+
+    def test_a_compound_counts_once_and_its_parts_do_not_add_weight(self, judge):
+        words = {c.word: c.parts for c in judge.concepts("근로기준법 위반 신고")}
+        assert "근로기준법" in words and "근로" not in words and "근로" in words["근로기준법"]
+
+    def test_filler_and_aspect_words_weigh_less_than_the_topic(self, judge):
+        weights = {c.word: c.weight for c in judge.concepts("올해 출장비 최대 금액 좀 알려줘")}
+        assert "올해" not in weights and "알리다" not in weights
+        assert weights["최대"] < weights["출장비"]
+
+    def test_agreement_needs_both_retrievers_near_the_top(self, judge):
+        hits = [hit("취업규칙", "제20조", {"lexical": 1, "dense": 2}), hit("복무규정", "제3조", {"lexical": 2}),
+                hit("취업규칙", "제21조", {"lexical": 3, "dense": 40})]
+        assert judge.agreement(hits) == pytest.approx(1 / 3)
+
+    def test_document_agreement_compares_each_retrievers_best_hit(self, judge):
+        same = [hit("취업규칙", "제20조", {"lexical": 1, "dense": 3}), hit("취업규칙", "제21조", {"dense": 1})]
+        split = [hit("취업규칙", "제20조", {"lexical": 1}), hit("여비규정", "제5조", {"dense": 1})]
+        assert (judge.document_agreement(same), judge.document_agreement(split)) == (1.0, 0.0)
+
+    def test_the_threshold_must_be_a_probability(self, samples):
+        with pytest.raises(ValueError, match="threshold"):
+            AnswerabilityJudge(samples.corpus, samples.tokenizer, threshold=1.5)
+
+
+class TestRefusalMessage:
+    def test_says_what_was_looked_for_and_names_the_closest_documents_without_quoting(self):
+        hits = [hit("취업규칙", "제30조", {"lexical": 1}, text="복리후생 시설을 둔다."),
+                hit("복무규정", "제2조", {"lexical": 2})]
+        text = refusal_message(("카페", "열다", "사내"), hits)
+        assert "'카페', '사내'" in text and "열다" not in text
+        assert "「취업규칙」, 「복무규정」" in text
+        assert "담당 부서" in text and "복리후생" not in text
+
+    def test_names_collections_when_the_regulations_come_in_collections(self):
+        chunk = Chunk(chunk_id="a", doc="복지 안내", article="제1조", text="제1조", collection="총무")
+        assert "'총무' 규정 모음" in refusal_message(("카페",), [Hit(chunk=chunk, score=1.0)])
+
+    def test_without_content_words_it_is_the_plain_refusal(self):
+        from rag import messages
+
+        assert refusal_message((), []) == messages.NOT_FOUND
+
+
+class TestOfflineGraderDecidesByAnswerability:
+    async def test_the_threshold_setting_moves_the_decision(self, samples):
+        hits = samples.retriever.search_sync(LEAVE_QUESTION, k=6)
+        lenient = await OfflineGrader(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                      threshold=0.0).run(LEAVE_QUESTION, hits)
+        strict = await OfflineGrader(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                     threshold=1.0).run(LEAVE_QUESTION, hits)
+        assert (lenient.passed, strict.passed) == (True, False)
+        assert "연차" in strict.looked_for
