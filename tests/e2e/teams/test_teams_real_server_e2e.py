@@ -79,7 +79,7 @@ class TestRealServerPersonalChat:
         await regbot_teams.post(elsewhere)
         await regbot_teams.connector.wait_for(lambda a: a.type == "message" and a.activity_id == "msg-3")
         # The other chat's turn stands alone: its history holds only its own question, never this chat's.
-        other = await regbot_teams.server.runtime.store.load_history(f"teams:{TENANT}:a:1another-chat")
+        other = await regbot_teams.server.runtime.store.history.load(f"teams:{TENANT}:a:1another-chat")
         assert [m.content for m in other][0::2] == ["반차도 돼?"]
 
     async def test_follow_up_button_is_answered_as_a_new_turn(self, regbot_teams: RegbotTeams) -> None:
