@@ -21,7 +21,16 @@ from adapters.base import Feedback, ScopeRequest
 from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
 from bot.metrics import Metrics
 from bot.scopes import ScopeResolver
-from bot.state import ConversationLocks, LockTimeout, StateStores, StateUnavailable
+from bot.state import (
+    ConversationLocks,
+    EventClaims,
+    FeedbackLog,
+    HistoryStore,
+    LockBackend,
+    LockTimeout,
+    RateBuckets,
+    StateUnavailable,
+)
 from rag import messages
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
 from rag.text import has_hangul_or_alnum, normalize_text
@@ -37,6 +46,25 @@ class AnswerRunner(Protocol):
     """What the service needs from the RAG pipeline: a stream of events ending with `done` or `error`."""
 
     def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]: ...
+
+
+class ServiceState(Protocol):
+    """The state concerns the service uses (`bot.state.StateStores` has them; the answer cache is the pipeline's)."""
+
+    @property
+    def claims(self) -> EventClaims: ...
+
+    @property
+    def locks(self) -> LockBackend: ...
+
+    @property
+    def buckets(self) -> RateBuckets: ...
+
+    @property
+    def history(self) -> HistoryStore: ...
+
+    @property
+    def feedback(self) -> FeedbackLog: ...
 
 
 def conversation_origin(conversation_key: str) -> tuple[str, str]:
@@ -81,7 +109,7 @@ class BotService:
         self,
         *,
         pipeline: AnswerRunner,
-        store: StateStores,
+        store: ServiceState,
         metrics: Metrics,
         limits: LimitsConfig | None = None,
         scopes: ScopeResolver | None = None,
@@ -334,4 +362,4 @@ class BotService:
             logger.info("turn %s question=%r answer=%r", turn.turn_id, turn.text, answer.text if answer else "")
 
 
-__all__ = ["AnswerRunner", "BotService", "conversation_channel", "conversation_origin"]
+__all__ = ["AnswerRunner", "BotService", "ServiceState", "conversation_channel", "conversation_origin"]
