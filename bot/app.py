@@ -19,7 +19,7 @@ from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
-from rag.stages import build_stages
+from rag.stages import StageTimeouts, build_stages
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +88,12 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     llm = open_llm(settings)
+    # The structured stages get less than the hang time: their reply comes whole, a stream's first byte sooner.
+    timeouts = StageTimeouts(structured_s=max(settings.llm_hang_s * 0.75, 1.0), stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
-                          cache=cache)
+                          cache=cache, timeouts=timeouts, search=retriever)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever,
-                              config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s))
+                              config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,
+                                                    max_llm_calls=settings.max_llm_calls))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
                       lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm)

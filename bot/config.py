@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     scopes_file: Path | None = Field(None, alias="REGBOT_SCOPES_FILE")
     max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS")
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S")
+    max_llm_calls: int = Field(5, ge=0, alias="REGBOT_MAX_LLM_CALLS")  # per turn; past it stages run offline
+    llm_hang_s: float = Field(8.0, gt=0, alias="REGBOT_LLM_HANG_S")  # nothing from the LLM this long: a hang
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD")  # cosine a reworded question needs
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S")
 

@@ -46,6 +46,8 @@ def build_store(settings: Settings, metrics: Metrics) -> StateStore:
 def build_runtime(settings: Settings, components: Components, *, limits: LimitsConfig | None = None,
                   store: StateStore | None = None, metrics: Metrics | None = None) -> Runtime:
     metrics = metrics or Metrics()
+    if components.llm is not None:
+        metrics.watch_llm(components.llm)
     store = store or build_store(settings, metrics)
     service = BotService(
         pipeline=components.pipeline, store=store, metrics=metrics,

@@ -6,7 +6,7 @@ import logging
 
 from pydantic import BaseModel, Field
 
-from rag.llm import LlmProvider, LlmUnavailable
+from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Hit
 from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, normalize_text
@@ -94,9 +94,9 @@ class LlmFollowupSuggester:
                              for h in hits[:10])
         try:
             reply = await complete_structured(self.llm, system=self.prompt,
-                                              user=f"질문: {question}\n\n검색된 조문:\n{articles}",
+                                              user=fence("질문", question) + "\n\n" + fence("검색된 조문", articles),
                                               schema=FOLLOWUP_SCHEMA, output=_FollowupReply,
-                                              timeout_s=self.timeout_s, max_tokens=300)
+                                              timeout_s=self.timeout_s, stage="followups", max_tokens=300)
         except LlmUnavailable as exc:
             log.warning("follow-ups fall back offline: %s", exc)
             return await self.fallback.run(question, hits, cited_chunk_ids)

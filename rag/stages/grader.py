@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag.llm import LlmProvider, LlmUnavailable
+from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 # Asks for aspects, not words, because the rewriter turns them into a new query; and for the passage numbers
 # that help, so the generator never sees (or cites) an off-topic article.
 GRADE_PROMPT = """\
-당신은 회사 규정·법령 검색 결과의 채점자입니다. 번호가 붙은 조문들만으로 질문에 답할 수 있는지 판단해 \
+당신은 회사 규정·법령 검색 결과의 채점자입니다. <조문>의 번호가 붙은 조문들만으로 <질문>에 답할 수 있는지 판단해 \
 record_result 도구로만 답하세요.
 
 - score: 0~100. 조문만으로 질문에 빠짐없이 정확히 답할 수 있으면 90 이상, 일부만 답할 수 있으면 40~69, \
@@ -134,7 +134,7 @@ class LlmGrader:
         try:
             reply = await complete_structured(self.llm, system=self.prompt, user=self._user_message(question, hits),
                                               schema=GRADE_SCHEMA, output=_GradeReply, timeout_s=self.timeout_s,
-                                              max_tokens=400)
+                                              stage="grade", max_tokens=400)
         except LlmUnavailable as exc:
             log.warning("grading falls back offline: %s", exc)
             return await self.fallback.run(question, hits, parts=parts)
@@ -152,4 +152,4 @@ class LlmGrader:
             chunk = hit.chunk
             title = f" ({chunk.title})" if chunk.title else ""
             passages.append(f"[{number}] {chunk.label}{title}\n{chunk.text[:PASSAGE_CHARS]}")
-        return "조문:\n\n" + "\n\n".join(passages) + f"\n\n질문: {question}"
+        return fence("조문", "\n\n".join(passages)) + "\n\n" + fence("질문", question)

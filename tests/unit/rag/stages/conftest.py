@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
-from rag.llm import LlmRequest, LlmResponse, LlmStream, LlmStreamInterrupted, LlmUnavailable
+from rag.llm import LlmRequest, LlmResponse, LlmStream, LlmStreamInterrupted, LlmUnavailable, ToolCall
 
 
 class ScriptedLlm:
     """An `LlmProvider` that replays scripted replies and records every request.
 
     `replies` feeds `complete()`: a dict becomes `LlmResponse.data`, a str `.text`, an exception is raised.
-    `streams` feeds `stream()`: a list of deltas, optionally followed by an exception raised after them.
+    `streams` feeds `stream()`: a list of deltas, optionally followed by an exception raised after them;
+    a `ToolCall` in the list is a tool call the model makes in that round (reported in the final response).
     """
 
     name = "scripted"
@@ -47,14 +48,17 @@ class ScriptedLlm:
 
         async def events() -> AsyncIterator[str | LlmResponse]:
             shown: list[str] = []
+            calls = tuple(item for item in script if isinstance(item, ToolCall))
             for item in script:
+                if isinstance(item, ToolCall):
+                    continue
                 if isinstance(item, Exception):
                     if shown:
                         raise LlmStreamInterrupted("".join(shown), str(item))
                     raise item
                 shown.append(item)
                 yield item
-            yield LlmResponse(text="".join(shown))
+            yield LlmResponse(text="".join(shown), tool_calls=calls)
 
         return LlmStream(events())
 

@@ -28,7 +28,8 @@ class TestLlmGrader:
         assert (grade.passed, grade.by) == (True, "llm")
         assert labels(leave_hits, grade.relevant) == ["취업규칙 제20조"]
         sent = llm.requests[0].messages[0].content
-        assert f"[{number}] 취업규칙 제20조 (연차유급휴가)" in sent and sent.endswith(f"질문: {LEAVE_QUESTION}")
+        assert f"[{number}] 취업규칙 제20조 (연차유급휴가)" in sent
+        assert sent.endswith(f"<질문>\n{LEAVE_QUESTION}\n</질문>")
 
     async def test_a_score_below_70_fails_and_names_what_is_missing(self, samples, scripted_llm, leave_hits):
         llm = scripted_llm(replies=[{"score": 65, "missing": ["3년 이상 근속자 가산휴가"], "relevant": [1]}])
