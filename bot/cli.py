@@ -73,9 +73,12 @@ async def _ask(components, question: str, as_json: bool, debug: bool, history: t
 
     answer = None
     error = ""
+    streamed: list[str] = []
     async for event in components.pipeline.run(Turn(turn_id="cli", text=question, history=history)):
-        if event.kind == AnswerEventKind.DELTA and not as_json:
-            out.print(event.text, end="")
+        if event.kind == AnswerEventKind.DELTA:
+            streamed.append(event.text)
+            if not as_json:
+                out.print(event.text, end="")
         elif event.kind == AnswerEventKind.STATUS and not as_json:
             console.print(f"[dim]{event.text}[/dim]")
         elif event.kind == AnswerEventKind.ERROR:
@@ -84,7 +87,10 @@ async def _ask(components, question: str, as_json: bool, debug: bool, history: t
             answer = event.answer
     if answer is None:
         if as_json:
-            print(json.dumps({"answer": error, "route": "error", "citations": [], "followups": [],
+            # Text already streamed stays: the user of the JSON saw none of it, and it was right so far.
+            shown = "".join(streamed).rstrip()
+            print(json.dumps({"answer": f"{shown}\n\n{error}" if shown else error, "route": "error",
+                              "citations": [], "followups": [],
                               "llm_calls": 0, "timings_ms": {}}, ensure_ascii=False))
         else:
             out.print(error)

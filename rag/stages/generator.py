@@ -21,6 +21,7 @@ from rag.llm import (
     UNTRUSTED_TEXT_RULE,
     LlmProvider,
     LlmRequest,
+    LlmStreamInterrupted,
     LlmUnavailable,
     ToolCall,
     ToolExchange,
@@ -332,6 +333,11 @@ class LlmGenerator:
                             flushing, delta = True, "".join(held)
                         for piece in self._show(splitter.feed(delta)):
                             yield piece
+                except LlmStreamInterrupted:
+                    if not flushing:  # it broke before any tool call: what was held is answer text
+                        for piece in self._show(splitter.feed("".join(held))):
+                            yield piece
+                    raise
                 finally:
                     await llm_stream.aclose()
                 response = llm_stream.response

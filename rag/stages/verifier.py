@@ -175,7 +175,7 @@ class LlmVerifier:
         if to_judge and not self.llm.available:
             to_judge_offline, to_judge = to_judge, []
             for claim in to_judge_offline:  # breaker open or the question's budget spent: no call to try
-                if not self.fallback.supported(_MARKER.sub("", claim.sentence), list(claim.sources)):
+                if not self._offline_verdict(claim):
                     unsupported.add((claim.line, claim.position))
         if to_judge:
             verdicts = await self._judge(to_judge)
@@ -183,7 +183,7 @@ class LlmVerifier:
             for number, claim in enumerate(to_judge, start=1):
                 verdict = verdicts.get(number) if verdicts is not None else None
                 if verdict is None:
-                    verdict = self.fallback.supported(_MARKER.sub("", claim.sentence), list(claim.sources))
+                    verdict = self._offline_verdict(claim)
                 if not verdict:
                     unsupported.add((claim.line, claim.position))
         if not unsupported:
@@ -196,6 +196,14 @@ class LlmVerifier:
             if kept or not sentences:
                 kept_lines.append(" ".join(s.strip() for s in kept) if len(sentences) > 1 else "".join(kept))
         return VerificationResult(text="\n".join(kept_lines), supported=False, removed=tuple(removed), by=by)
+
+    def _offline_verdict(self, claim: _Claim) -> bool:
+        """Without the LLM: its numbers must all be in the sources, and most of its words."""
+        text = _MARKER.sub("", claim.sentence)
+        source_text = " ".join(self.fallback.source_text(c) for c in claim.sources)
+        if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(source_text)):
+            return False
+        return self.fallback.supported(text, list(claim.sources))
 
     def _confirmed(self, sentence: str, sources: tuple[Citation, ...]) -> bool:
         claim = _MARKER.sub("", sentence)
