@@ -31,8 +31,7 @@ OPENAI_URL = f"{OPENAI_BASE_URL}/chat/completions"
 STAGES_BY_PROMPT = {UNDERSTAND_PROMPT: "understand", GRADE_PROMPT: "grade", REWRITE_PROMPT: "rewrite",
                     VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups"}
 
-ReplyKind = Literal["json", "stream", "tools", "non_json", "empty_stream", "truncated", "hang", "status",
-                    "json_body_stream"]
+ReplyKind = Literal["json", "stream", "tools", "non_json", "empty_stream", "truncated", "hang", "status"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ class Rendered:
 class FakeLlmApi:
     """Scripted replies per stage for one API; records each stage's request bodies."""
 
-    def __init__(self, api: Api, **scripts: list[Reply]) -> None:
+    def __init__(self, api: Api, **scripts: list[Reply | Callable[[str, dict[str, Any]], Reply]]) -> None:
         self.api = api
         self.scripts = {stage: list(replies) for stage, replies in scripts.items()}
         self.bodies: dict[str, list[dict[str, Any]]] = {}
@@ -134,6 +133,8 @@ class FakeLlmApi:
         self.bodies.setdefault(stage, []).append(body)
         script = self.scripts.get(stage) or [status(500)]
         reply = script.pop(0) if len(script) > 1 else script[0]
+        if callable(reply):  # a scripted model that reads the request: (the request as text, the body)
+            reply = reply(json.dumps(body, ensure_ascii=False), body)
         return self._render(reply, stream=bool(body.get("stream")))
 
     # --- respx ---------------------------------------------------------------------------------------------
@@ -257,5 +258,3 @@ def _openai_chunk(delta: dict[str, Any], *, finish_reason: str | None = None) ->
     return {"id": "c1", "object": "chat.completion.chunk", "model": "fake",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
-
-Handler = Callable[[Any], Any]
