@@ -328,9 +328,11 @@ class LlmGenerator:
                     async for delta in llm_stream:
                         if not flushing:
                             held.append(delta)
-                            if len("".join(held)) < self.hold_chars:
+                            so_far = "".join(held)
+                            # A citation marker means answer text, not a preamble: show it without waiting.
+                            if len(so_far) < self.hold_chars and not _MARKER.search(so_far):
                                 continue
-                            flushing, delta = True, "".join(held)
+                            flushing, delta = True, so_far
                         for piece in self._show(splitter.feed(delta)):
                             yield piece
                 except LlmStreamInterrupted:

@@ -225,7 +225,8 @@ class FakeLlmApi:
         if not stream:
             message: dict[str, Any] = {"role": "assistant", "content": "".join(reply.deltas) or None}
             if reply.kind == "json":
-                message = {"role": "assistant", "content": None, "tool_calls": [{
+                # The forced tool call, and the same object as content for servers read in json_schema mode.
+                message = {"role": "assistant", "content": json.dumps(reply.data, ensure_ascii=False), "tool_calls": [{
                     "id": "call_1", "type": "function", "function": {
                         "name": "record_result", "arguments": json.dumps(reply.data, ensure_ascii=False)}}]}
             body = {"id": "c1", "object": "chat.completion", "model": "fake", "choices": [
