@@ -9,10 +9,11 @@ fault it asks one question and records the time to the first status line, to the
 the outcome (`llm` answer, `quoted` offline answer with its note, `error` message, `empty`), the LLM calls, and
 then the total time of a second question (the breaker, when it opened, makes that one skip the LLM).
 
-Faults: `ok` (a normal run), `non_json` (200 with an HTML body, every stage), `empty_stream` (the answer stream
-has no text), `hang` (the server accepts and never sends a byte, every stage), `500` (every call), `429`
-(`retry-after: 1` on every call). `--repo DIR` runs another checkout's code (e.g. the baseline) with the same
-fake server; a hang there can take a minute.
+Faults: `ok` (a normal run), `non_json` (200 with an HTML body, every stage), `empty_stream` (the answer
+stream is an empty body), `no_text` (a well-formed answer stream without any text), `hang` (the server
+accepts and never sends a byte, every stage), `500` (every call), `429` (`retry-after: 1` on every call).
+`--repo DIR` runs another checkout's code (e.g. the baseline) with the same fake server; a hang there can
+take a minute.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 SECOND_QUESTION = "병가는 며칠까지 쓸 수 있어?"
-FAULTS = ("ok", "non_json", "empty_stream", "hang", "500", "429")
+FAULTS = ("ok", "non_json", "empty_stream", "no_text", "hang", "500", "429")
 
 
 def _free_port() -> int:
@@ -55,6 +56,8 @@ def _scripts(fault: str):
                "verify": [as_json({"verdicts": [{"claim": 1, "supported": True}]})]}
     if fault == "empty_stream":
         scripts["answer"] = [EMPTY_STREAM]
+    if fault == "no_text":
+        scripts["answer"] = [streamed()]  # a well-formed stream that ends without text
     return scripts
 
 

@@ -120,9 +120,10 @@ async def test_an_answer_stream_body_that_is_not_json_gives_the_quoted_answer(ap
     assert_quoted_with_note(answer, events)
 
 
+@pytest.mark.parametrize("empty", [EMPTY_STREAM, streamed()], ids=["empty-body", "well-formed-without-text"])
 async def test_an_answer_stream_with_no_text_gives_the_quoted_answer_without_llm_verify_or_followups(
-        api, make_pipeline):
-    fake = FakeLlmApi(api, understand=[UNDERSTOOD], grade=[PASSED], answer=[EMPTY_STREAM])
+        api, empty, make_pipeline):
+    fake = FakeLlmApi(api, understand=[UNDERSTOOD], grade=[PASSED], answer=[empty])
     answer, events = await collect(make_pipeline(fake), LEAVE_QUESTION)
 
     assert_quoted_with_note(answer, events)
