@@ -88,8 +88,8 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     llm = open_llm(settings)
-    # The structured stages get less than the hang time: their reply comes whole, a stream's first byte sooner.
-    timeouts = StageTimeouts(structured_s=max(settings.llm_hang_s * 0.75, 1.0), stream_hang_s=settings.llm_hang_s)
+    # The fast model's short structured replies start within a fraction of the answer's time to first byte.
+    timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 3, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
                           cache=cache, timeouts=timeouts, search=retriever)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever,

@@ -91,7 +91,7 @@ class AnthropicProvider:
             message = await self._client.messages.create(**self._message_params(request))
             text = "".join(block.text for block in message.content if block.type == "text")
             usage = (message.usage.input_tokens, message.usage.output_tokens)
-        except Exception as error:
+        except Exception as error:  # the SDK's errors are not one tree (see the module docstring)
             raise self._failed(error) from error
         data = None
         if request.json_schema is not None:
@@ -106,9 +106,11 @@ class AnthropicProvider:
         )
 
     def stream(self, request: LlmRequest) -> LlmStream:
-        """Text deltas through the SDK's `messages.stream`."""
-        if request.json_schema is not None:
-            raise ValueError("stream() returns text; use complete() for a JSON schema")
+        """Text deltas through the SDK's `messages.stream`; an empty delta for every other event (progress).
+
+        With a JSON schema the forced tool's input arrives as events and ends up in `response.data`: a
+        structured call streamed this way tells a hung server (no event) from a slow one (events arriving).
+        """
         return LlmStream(self._stream_events(request))
 
     async def aclose(self) -> None:
@@ -118,9 +120,9 @@ class AnthropicProvider:
     async def _stream_events(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
         try:
             async with self._client.messages.stream(**self._message_params(request)) as stream:
-                async for text in stream.text_stream:
-                    if text:
-                        yield text
+                async for event in stream:
+                    text = event.text if event.type == "text" and request.json_schema is None else ""
+                    yield text  # "" is progress: the server is alive, the hang timeout starts again
                 message = await stream.get_final_message()
             final = LlmResponse(
                 text="".join(block.text for block in message.content if block.type == "text"),
@@ -129,10 +131,12 @@ class AnthropicProvider:
                 model=message.model,
                 tool_calls=_tool_calls(message),
             )
-        except Exception as error:
+        except Exception as error:  # the SDK's errors are not one tree (see the module docstring)
             raise self._failed(error) from error
         if message.stop_reason is None:
             raise LlmRequestFailed("the Anthropic stream ended before message_stop (truncated)", retryable=True)
+        if request.json_schema is not None:
+            final = final.model_copy(update={"data": _tool_input(message, request.json_schema)})
         yield final
 
     def _failed(self, error: Exception) -> LlmRequestFailed | LlmOutputInvalid:

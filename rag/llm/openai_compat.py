@@ -124,9 +124,8 @@ class OpenAICompatibleProvider:
         )
 
     def stream(self, request: LlmRequest) -> LlmStream:
-        """Text deltas parsed from the server-sent events (`data: {...}` … `data: [DONE]`)."""
-        if request.json_schema is not None:
-            raise ValueError("stream() returns text; use complete() for a JSON schema")
+        """Text deltas parsed from the server-sent events (`data: {...}` … `data: [DONE]`); an empty delta for
+        an event without text (progress). With a JSON schema the object ends up in `response.data`."""
         return LlmStream(self._stream_events(request))
 
     async def aclose(self) -> None:
@@ -159,6 +158,35 @@ class OpenAICompatibleProvider:
         return body
 
     async def _stream_events(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
+        while True:
+            mode = self._json_mode
+            events = self._stream_once(request)
+            try:
+                first = await anext(events)
+            except LlmRequestFailed as error:
+                fallback = _next_json_mode(mode, error) if request.json_schema is not None else None
+                if fallback is None:
+                    raise
+                logger.warning("%s rejected JSON mode %s; using %s", self._url, mode, fallback)
+                self._json_mode = fallback
+                continue
+            break
+        final: LlmResponse | None = first if isinstance(first, LlmResponse) else None
+        if final is None:
+            yield first
+            async for event in events:
+                if isinstance(event, LlmResponse):
+                    final = event
+                else:
+                    yield event
+        assert final is not None
+        if request.json_schema is not None:
+            forced = next((c for c in final.tool_calls if c.name == JSON_TOOL_NAME), None)
+            data = require_json_object(forced.arguments if forced else final.text, request.json_schema)
+            final = final.model_copy(update={"data": data, "tool_calls": ()})
+        yield final
+
+    async def _stream_once(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
         parts: list[str] = []
         usage: dict[str, Any] = {}
         model = self._models[request.tier]
@@ -192,9 +220,9 @@ class OpenAICompatibleProvider:
                     finished = finished or _finish_reason(chunk) is not None
                     _collect_tool_deltas(chunk, calls)
                     delta = _delta_text(chunk)
-                    if delta:
-                        parts.append(delta)
-                        yield delta
+                    parts.append(delta)
+                    # JSON text is not for the user; "" still says the server is alive (progress).
+                    yield delta if request.json_schema is None else ""
         except httpx2.TransportError as error:
             raise _transport_failed(error) from error
         if not finished:

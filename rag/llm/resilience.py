@@ -9,9 +9,11 @@ one unit of the question's `LlmCallBudget` and makes up to `RetryPolicy.max_atte
 - Retried: `LlmRequestFailed` with `retryable` (429, 5xx, 529 overloaded, connection errors), after
   exponential backoff with jitter, or the server's `retry-after` capped at `max_retry_after_s`, and
   only while the call's `deadline_s` leaves room. Not retried: other 4xx, hangs, `LlmOutputInvalid`.
-- Hangs: each attempt of `complete()` and each wait for a stream's next delta is bounded by
+- Hangs: each wait for a stream's next event (providers yield "" for events without text, so a
+  slow reply keeps making progress) and each attempt of `complete()` is bounded by
   `request.timeout_s`. Nothing within it is a hang, which opens the breaker at once: a dead
   endpoint then costs one question one timeout, and the following ones nothing until a probe.
+  A stream that makes progress but passes `deadline_s` is an ordinary failure.
 - A stream is retried only before its first delta; a failure after that raises
   `LlmStreamInterrupted(partial_text)` so the caller keeps what the user already saw. A stream that
   ends without any text (and without tool calls) is `LlmOutputInvalid`.
@@ -283,6 +285,7 @@ class ResilientProvider:
                 async with asyncio.timeout(timeout_s):
                     response = await self._inner.complete(request)
             except TimeoutError as error:
+                # A whole reply is awaited here: no progress to tell slow from hung, so it counts as a hang.
                 failure = _timed_out(timeout_s, error)
             except LlmRequestFailed as error:
                 failure = error
@@ -315,21 +318,27 @@ class ResilientProvider:
         for attempt in range(1, self._retry.max_attempts + 1):
             self._begin_attempt(attempt, request)
             parts: list[str] = []
+            wait_s, by_deadline = request.timeout_s, False
             try:
                 async with aclosing(self._inner.stream(request)) as inner:
                     while True:
+                        # The hang timeout, unless the call's deadline comes first (slow, not hung).
+                        wait_s, by_deadline = request.timeout_s, False
+                        if deadline is not None and deadline - self._clock() < wait_s:
+                            wait_s, by_deadline = max(deadline - self._clock(), 0.001), True
                         try:
-                            async with asyncio.timeout(request.timeout_s):
+                            async with asyncio.timeout(wait_s):
                                 delta = await anext(inner)
                         except StopAsyncIteration:
                             break
                         parts.append(delta)
-                        yield delta
+                        if delta:  # "" is the inner provider's progress signal, not for the caller
+                            yield delta
                     response = inner.response or LlmResponse(text="".join(parts))
-                if not "".join(parts).strip() and not response.tool_calls:
+                if request.json_schema is None and not "".join(parts).strip() and not response.tool_calls:
                     raise LlmOutputInvalid("the stream ended without any text")
             except TimeoutError as error:
-                failure = _timed_out(request.timeout_s, error)
+                failure = _timed_out(wait_s, error, hung=not by_deadline)
             except LlmRequestFailed as error:
                 failure = error
             except LlmOutputInvalid as error:
@@ -339,6 +348,8 @@ class ResilientProvider:
                     self._usage.interrupted_streams += 1
                     raise LlmStreamInterrupted("".join(parts), str(error)) from error
                 raise
+            except LlmStreamInterrupted:
+                raise
             except LlmUnavailable:
                 raise
             except Exception as error:
@@ -347,7 +358,8 @@ class ResilientProvider:
                 self._record_success(request, response)
                 yield response
                 return
-            if parts:
+            if "".join(parts):
+                # Text was shown: never retried, the caller keeps it.
                 self._record_failure(request, hung=failure.hung)
                 self._usage.interrupted_streams += 1
                 raise LlmStreamInterrupted("".join(parts), str(failure)) from failure
@@ -415,8 +427,9 @@ class ResilientProvider:
         await self._sleep(delay_s)
 
 
-def _timed_out(timeout_s: float, error: TimeoutError) -> LlmRequestFailed:
-    failure = LlmRequestFailed(f"nothing received within {timeout_s:.1f} s", retryable=True, hung=True)
+def _timed_out(timeout_s: float, error: TimeoutError, *, hung: bool = True) -> LlmRequestFailed:
+    reason = f"nothing received within {timeout_s:.1f} s" if hung else "not finished within the call's deadline"
+    failure = LlmRequestFailed(reason, retryable=True, hung=hung)
     failure.__cause__ = error
     return failure
 

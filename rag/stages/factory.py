@@ -27,13 +27,15 @@ from rag.stages.verifier import LlmVerifier, OfflineVerifier
 class StageTimeouts(BaseModel):
     """How long each LLM stage waits before using its offline sibling.
 
-    With the LLM hanging, the first structured call times out (which opens the breaker), every later stage
-    skips the LLM, and the quoted answer follows: about `structured_s` after the question, well inside 15 s.
+    With the LLM hanging, the first structured call gets no byte within `structured_hang_s` (which opens the
+    breaker), every later stage skips the LLM, and the quoted answer follows about that long after the question.
+    A reply that is slow but progressing is waited for up to `structured_s`.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    structured_s: float = Field(6.0, gt=0)  # understand, grade, rewrite, verify, follow-ups (fast model), retries in
+    structured_s: float = Field(15.0, gt=0)  # understand, grade, rewrite, verify, follow-ups: whole call, retries in
+    structured_hang_s: float = Field(2.5, gt=0)  # their stream: nothing for this long (first byte, between events)
     stream_hang_s: float = Field(8.0, gt=0)  # the answer stream: first and every later delta (also tool rounds)
 
 
@@ -66,14 +68,14 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
         return LlmGenerator(llm, fallback=ExtractiveGenerator(corpus, tokenizer), tokenizer=tokenizer,
                             hang_timeout_s=timeouts.stream_hang_s, tools=tools, max_tool_rounds=max_tool_rounds)
 
-    fast_s = timeouts.structured_s
+    fast_s, hang_s = timeouts.structured_s, timeouts.structured_hang_s
     return PipelineStages(
-        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s),
-        grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s),
-        rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s),
+        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s, hang_s=hang_s),
+        grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s, hang_s=hang_s),
+        rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s, hang_s=hang_s),
         generator_factory=llm_generator,
-        verifier=LlmVerifier(llm, fallback=verifier, timeout_s=fast_s),
-        followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s),
+        verifier=LlmVerifier(llm, fallback=verifier, timeout_s=fast_s, hang_s=hang_s),
+        followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s, hang_s=hang_s),
         structural=structural,
         cache=cache,
     )

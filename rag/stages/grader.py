@@ -119,13 +119,14 @@ class LlmGrader:
     """A 0–100 judgement by the fast model (pass ≥ `pass_score`) naming missing aspects and the useful passages."""
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineGrader, pass_score: float = 70.0,
-                 timeout_s: float = 10.0, prompt: str = GRADE_PROMPT) -> None:
+                 timeout_s: float = 10.0, hang_s: float = 2.5, prompt: str = GRADE_PROMPT) -> None:
         if not 0 <= pass_score <= 100:
             raise ValueError("pass_score must be within 0–100")
         self.llm = llm
         self.fallback = fallback
         self.pass_score = pass_score
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
@@ -134,7 +135,7 @@ class LlmGrader:
         try:
             reply = await complete_structured(self.llm, system=self.prompt, user=self._user_message(question, hits),
                                               schema=GRADE_SCHEMA, output=_GradeReply, timeout_s=self.timeout_s,
-                                              stage="grade", max_tokens=400)
+                                              hang_s=self.hang_s, stage="grade", max_tokens=400)
         except LlmUnavailable as exc:
             log.warning("grading falls back offline: %s", exc)
             return await self.fallback.run(question, hits, parts=parts)

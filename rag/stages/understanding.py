@@ -133,13 +133,15 @@ class LlmQueryUnderstander:
     """
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryUnderstander, lookup: StructuralLookup,
-                 timeout_s: float = 10.0, memo_size: int = 256, prompt: str = UNDERSTAND_PROMPT) -> None:
+                 timeout_s: float = 10.0, hang_s: float = 2.5, memo_size: int = 256,
+                 prompt: str = UNDERSTAND_PROMPT) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         self.llm = llm
         self.fallback = fallback
         self.lookup = lookup
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
         self.memo_size = memo_size
         self._memo: OrderedDict[str, QueryUnderstanding] = OrderedDict()
@@ -157,7 +159,8 @@ class LlmQueryUnderstander:
         try:
             reply = await complete_structured(
                 self.llm, system=self.prompt, user=self._user_message(question, recent), schema=UNDERSTAND_SCHEMA,
-                output=_UnderstandingReply, timeout_s=self.timeout_s, stage="understand", max_tokens=700)
+                output=_UnderstandingReply, timeout_s=self.timeout_s, hang_s=self.hang_s, stage="understand",
+                max_tokens=700)
         except LlmUnavailable as exc:
             log.warning("understanding falls back offline: %s", exc)
             return await self.fallback.run(question, history, forced=forced)

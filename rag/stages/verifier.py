@@ -118,7 +118,8 @@ class OfflineVerifier:
         """The cited source as evidence: instruction-like passages are cut, they never support a claim."""
         chunk = self.corpus.get(citation.chunk_id)
         text = chunk.text if chunk else citation.quote
-        return f"{citation.doc} {citation.article} {citation.title} " + without_instructions(text)
+        # The label ("… 제21조 제2항") too: an answer that names the paragraph it quotes names its number.
+        return f"{citation.label} {citation.title} " + without_instructions(text)
 
 
 class _Claim(BaseModel):
@@ -146,13 +147,14 @@ class LlmVerifier:
     """
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineVerifier, confirm_support: float = 0.8,
-                 timeout_s: float = 10.0, prompt: str = VERIFY_PROMPT) -> None:
+                 timeout_s: float = 10.0, hang_s: float = 2.5, prompt: str = VERIFY_PROMPT) -> None:
         if not 0 < confirm_support <= 1:
             raise ValueError("confirm_support must be within (0, 1]")
         self.llm = llm
         self.fallback = fallback
         self.confirm_support = confirm_support
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
 
     async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult:
@@ -221,8 +223,8 @@ class LlmVerifier:
         user = fence("조문", sources) + "\n\n주장(문장 끝의 [n]이 인용한 조문):\n" + fence("주장", listed)
         try:
             reply = await complete_structured(self.llm, system=self.prompt, user=user, schema=VERIFY_SCHEMA,
-                                              output=_VerifyReply, timeout_s=self.timeout_s, stage="verify",
-                                              max_tokens=400)
+                                              output=_VerifyReply, timeout_s=self.timeout_s, hang_s=self.hang_s,
+                                              stage="verify", max_tokens=400)
         except LlmUnavailable as exc:
             log.warning("verification falls back offline: %s", exc)
             return None

@@ -193,6 +193,7 @@ class FakeLlmApi:
                                                                    "end_turn")).encode())
         if reply.kind == "empty_stream":
             return Rendered(200, sse, b"")
+        calls = reply.calls or ((("record_result", reply.data),) if reply.kind == "json" else ())
         events: list[tuple[str, dict[str, Any]]] = [
             ("message_start", {"type": "message_start", "message": {
                 **_anthropic_message([], None), "usage": {"input_tokens": 120, "output_tokens": 1}}})]
@@ -204,7 +205,7 @@ class FakeLlmApi:
                                                 "delta": {"type": "text_delta", "text": d}}) for d in reply.deltas]
             events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
             index = 1
-        for number, (name, arguments) in enumerate(reply.calls):
+        for number, (name, arguments) in enumerate(calls):
             events += [
                 ("content_block_start", {"type": "content_block_start", "index": index + number, "content_block": {
                     "type": "tool_use", "id": f"toolu_{number}", "name": name, "input": {}}}),
@@ -212,7 +213,7 @@ class FakeLlmApi:
                     "type": "input_json_delta", "partial_json": json.dumps(arguments, ensure_ascii=False)}}),
                 ("content_block_stop", {"type": "content_block_stop", "index": index + number}),
             ]
-        stop_reason = "tool_use" if reply.calls else "end_turn"
+        stop_reason = "tool_use" if calls else "end_turn"
         if reply.kind != "truncated":
             events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason,
                                                                              "stop_sequence": None},
@@ -236,14 +237,15 @@ class FakeLlmApi:
         if reply.kind == "empty_stream":
             return Rendered(200, sse, b"data: [DONE]\n\n")
         chunks: list[dict[str, Any]] = [_openai_chunk({"content": d}) for d in reply.deltas]
-        for number, (name, arguments) in enumerate(reply.calls):
+        calls = reply.calls or ((("record_result", reply.data),) if reply.kind == "json" else ())
+        for number, (name, arguments) in enumerate(calls):
             chunks.append(_openai_chunk({"tool_calls": [{"index": number, "id": f"call_{number}", "type": "function",
                                                          "function": {"name": name, "arguments": ""}}]}))
             chunks.append(_openai_chunk({"tool_calls": [{"index": number, "function": {
                 "arguments": json.dumps(arguments, ensure_ascii=False)}}]}))
         lines = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks]
         if reply.kind != "truncated":
-            finish = _openai_chunk({}, finish_reason="tool_calls" if reply.calls else "stop")
+            finish = _openai_chunk({}, finish_reason="tool_calls" if calls else "stop")
             usage = {"id": "c1", "object": "chat.completion.chunk", "model": "fake", "choices": [],
                      "usage": {"prompt_tokens": 100, "completion_tokens": 40}}
             lines += [f"data: {json.dumps(finish)}\n\n", f"data: {json.dumps(usage)}\n\n", "data: [DONE]\n\n"]

@@ -38,7 +38,7 @@ UNDERSTOOD = as_json({"standalone_question": LEAVE_QUESTION, "route": "search", 
 PASSED = as_json({"score": 90, "missing": [], "relevant": [1]})
 ANSWER = streamed("1년간 80퍼센트 이상 출근한 직원에게는 ", "15일의 연차유급휴가를 줘요 [1].", FOLLOWUPS)
 # Small hang timeouts: the fake stalls forever, so a test waits this long once, not a real LLM's 8 s.
-TIMEOUTS = StageTimeouts(structured_s=0.3, stream_hang_s=0.3)
+TIMEOUTS = StageTimeouts(structured_s=5.0, structured_hang_s=0.2, stream_hang_s=0.3)
 
 pytestmark = pytest.mark.parametrize("api", ["anthropic", "openai"])
 

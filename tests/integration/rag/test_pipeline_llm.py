@@ -99,6 +99,27 @@ def stream(*deltas: str, followups: bool = True) -> httpx.Response:
                           content=_sse_events(deltas, complete=True))
 
 
+def as_stream(message: dict[str, Any]) -> httpx.Response:
+    """A whole Messages API reply as the events a streamed request gets (text and tool_use blocks)."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"], ensure_ascii=False)}
+        events += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+                   ("content_block_stop", {"type": "content_block_stop", "index": index})]
+    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
+                                                                     "stop_sequence": None},
+                                  "usage": {"output_tokens": 5}}),
+               ("message_stop", {"type": "message_stop"})]
+    body = "".join(f"event: {n}\ndata: {json.dumps(d, ensure_ascii=False)}\n\n" for n, d in events)
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+
 class _StallingBody(httpx2.AsyncByteStream):
     """Sends the events so far, then never another byte (a server that went silent)."""
 
@@ -128,7 +149,10 @@ class FakeClaude:
         self.bodies.setdefault(stage, []).append(body)
         script = self.scripts.get(stage) or [error(500)]
         reply = script.pop(0) if len(script) > 1 else script[0]
-        return reply(body) if callable(reply) else reply
+        reply = reply(body) if callable(reply) else reply
+        if body.get("stream") and reply.status_code == 200 and "json" in reply.headers.get("content-type", ""):
+            return as_stream(json.loads(reply.content))  # structured stages stream their JSON
+        return reply
 
     def calls(self, stage: str) -> int:
         return len(self.bodies.get(stage, []))

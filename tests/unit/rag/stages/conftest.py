@@ -43,6 +43,8 @@ class ScriptedLlm:
         return LlmResponse(text=reply)
 
     def stream(self, request: LlmRequest) -> LlmStream:
+        if request.json_schema is not None:
+            return self._structured(request)
         self.requests.append(request)
         script = self.streams.pop(0) if self.streams else [LlmUnavailable("no scripted stream left")]
 
@@ -59,6 +61,16 @@ class ScriptedLlm:
                 shown.append(item)
                 yield item
             yield LlmResponse(text="".join(shown), tool_calls=calls)
+
+        return LlmStream(events())
+
+
+    def _structured(self, request: LlmRequest) -> LlmStream:
+        """A structured call streams progress only; its reply comes from `replies`, as for `complete()`."""
+
+        async def events() -> AsyncIterator[str | LlmResponse]:
+            yield ""
+            yield await self.complete(request)
 
         return LlmStream(events())
 
