@@ -104,7 +104,8 @@ async def _run_fault(api: str, fault: str, data_dir: Path, tokenizer, embedder) 
     runner = web.AppRunner(fake.aiohttp_app())
     await runner.setup()
     port = _free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    # A stalled handler never ends: do not wait the default 60 s for it on cleanup.
+    await web.TCPSite(runner, "127.0.0.1", port, shutdown_timeout=0.5).start()
     base = f"http://127.0.0.1:{port}"
     env = {"REGBOT_DATA_DIR": str(data_dir), "REGBOT_LLM": api}
     if api == "anthropic":

@@ -89,7 +89,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     llm = open_llm(settings)
     # The fast model's short structured replies start within a fraction of the answer's time to first byte.
-    timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 3, stream_hang_s=settings.llm_hang_s)
+    timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 4, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
                           cache=cache, timeouts=timeouts, search=retriever)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever,

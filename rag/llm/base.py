@@ -168,7 +168,8 @@ class LlmProvider(Protocol):
         ...
 
     def stream(self, request: LlmRequest) -> LlmStream:
-        """Return the completion as text deltas; `request.json_schema` must be None."""
+        """Return the completion as text deltas ("" for an event without text: progress); with
+        `request.json_schema`, no text and the object in `response.data` at the end."""
         ...
 
 

@@ -35,7 +35,7 @@ class StageTimeouts(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     structured_s: float = Field(15.0, gt=0)  # understand, grade, rewrite, verify, follow-ups: whole call, retries in
-    structured_hang_s: float = Field(2.5, gt=0)  # their stream: nothing for this long (first byte, between events)
+    structured_hang_s: float = Field(2.0, gt=0)  # their stream: nothing for this long (first byte, between events)
     stream_hang_s: float = Field(8.0, gt=0)  # the answer stream: first and every later delta (also tool rounds)
 
 
