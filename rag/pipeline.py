@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from rag import messages
 from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
-from rag.llm import LlmCallBudget, llm_call_budget
+from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn
 from rag.retrieval.retriever import HybridRetriever
 from rag.stages.generator import DraftAnswer, GenerationInput, StatusLine
@@ -81,6 +81,7 @@ class PipelineStages:
     followups: FollowupSuggester
     structural: StructuralAnswerer
     cache: SemanticAnswerCache | None = None  # answers to history-less search questions
+    llm: LlmProvider | None = None  # the provider the LLM stages share (its breaker state goes in the answer)
 
 
 @dataclass
@@ -364,6 +365,7 @@ class AnswerPipeline:
                       llm_calls=trace.llm_calls, timings_ms=dict(trace.timings_ms),
                       llm_tokens={stage: (u.input_tokens, u.output_tokens)
                                   for stage, u in trace.budget.by_stage.items()},
+                      llm_breaker=str(getattr(self.stages.llm, "breaker_state", "")),
                       retrieved=tuple(hits or ()), notes=tuple(trace.notes),
                       cache="miss" if "cache" in trace.timings_ms else "off")
 

@@ -78,4 +78,5 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
         followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s, hang_s=hang_s),
         structural=structural,
         cache=cache,
+        llm=llm,
     )
