@@ -23,7 +23,7 @@ from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Reranker, heuristic_reranker
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
-from rag.stages import build_stages
+from rag.stages import StageTimeouts, build_stages
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +107,16 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)
+    # The fast model's short structured replies start within a fraction of the answer's time to first byte.
+    timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 4, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
-                          cache=cache, folder=folder, answerable_threshold=settings.answerable_threshold)
+                          cache=cache, timeouts=timeouts, search=retriever, folder=folder,
+                          answerable_threshold=settings.answerable_threshold)
     evidence = EvidenceSelector(NeighbourExpander(corpus), max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,
                                                     per_query_k=settings.per_query_k,
-                                                    max_total_hits=settings.max_total_hits))
+                                                    max_total_hits=settings.max_total_hits,
+                                                    max_llm_calls=settings.max_llm_calls))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
                       lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm)

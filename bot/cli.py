@@ -29,6 +29,8 @@ from rag.text import normalize_text, question_problem
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from bot.terminal import StreamResult
+
 EXIT_CODES_HELP = """exit codes:
   0    success
   1    the command ran and failed (no answer, a file that could not be ingested)
@@ -76,10 +78,12 @@ def answer_json(answer: Answer) -> dict:
     }
 
 
-def error_json(message: str) -> dict:
-    """The answer shape for a turn that produced no answer."""
-    return {"answer": message, "route": "error", "citations": [], "followups": [], "llm_calls": 0,
-            "timings_ms": {}}
+def error_json(message: str, *, streamed: str = "") -> dict:
+    """The answer shape for a turn that produced no answer; text already streamed stays before the message (the
+    JSON reader saw none of it, and it was right so far)."""
+    shown = streamed.rstrip()
+    return {"answer": f"{shown}\n\n{message}" if shown else message, "route": "error", "citations": [],
+            "followups": [], "llm_calls": 0, "timings_ms": {}}
 
 
 # --- building blocks ----------------------------------------------------------------------------
@@ -124,12 +128,10 @@ def checked_question(text: str, settings: Settings) -> str:
     return question
 
 
-async def run_turn(components, terminal, question: str,
-                   history: tuple[Message, ...] = ()) -> tuple[Answer | None, str]:
+async def run_turn(components, terminal, question: str, history: tuple[Message, ...] = ()) -> StreamResult:
     from rag.models import Turn
 
-    result = await terminal.stream(components.pipeline.run(Turn(turn_id="cli", text=question, history=history)))
-    return result.answer, result.error
+    return await terminal.stream(components.pipeline.run(Turn(turn_id="cli", text=question, history=history)))
 
 
 # --- commands -----------------------------------------------------------------------------------
@@ -210,10 +212,11 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     require_index(settings)
     components = args.build(settings)
     terminal = Terminal(out, console)
-    answer, error = asyncio.run(run_turn(components, terminal, question))
+    result = asyncio.run(run_turn(components, terminal, question))
+    answer, error = result.answer, result.error
     if answer is None:
         if args.json:
-            print(json.dumps(error_json(error), ensure_ascii=False))
+            print(json.dumps(error_json(error, streamed=result.text), ensure_ascii=False))
         raise CliError(error or NO_ANSWER, EXIT_FAILED)
     if args.json:
         print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2))
@@ -295,7 +298,8 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
         except CliError as exc:
             console.print(str(exc))
             continue
-        answer, error = asyncio.run(run_turn(components, terminal, question, tuple(history)))
+        result = asyncio.run(run_turn(components, terminal, question, tuple(history)))
+        answer, error = result.answer, result.error
         if answer is None:
             console.print(error or NO_ANSWER, markup=False)
             continue

@@ -56,6 +56,13 @@ class Settings(BaseSettings):
                                 json_schema_extra={"secret": True})
     openai_model: str = Field("", alias="REGBOT_OPENAI_MODEL",
                               description="Model name on the OpenAI-compatible server (every stage uses it).")
+    max_llm_calls: int = Field(5, ge=0, alias="REGBOT_MAX_LLM_CALLS",
+                               description="LLM calls one turn may make (every stage call, tool round and rewrite "
+                                           "counts); past it the stages run their offline siblings.")
+    llm_hang_s: float = Field(8.0, gt=0, alias="REGBOT_LLM_HANG_S",
+                              description="Seconds with nothing received from the LLM that count as a hang: the "
+                                          "answer falls back to quotes and the breaker opens (structured calls use "
+                                          "a quarter of it).")
     redis_url: str = Field("", alias="REDIS_URL",
                            description="Redis for dedupe, locks, history, limits and the answer cache, shared by "
                                        "replicas; empty: in-process state (one replica).")

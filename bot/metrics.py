@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -12,6 +13,53 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from rag.llm import LlmUsage
+
+_BREAKER_STATES = ("closed", "half_open", "open")
+
+
+class WatchedLlm(Protocol):
+    """What `/metrics` reads from the LLM provider at scrape time (rag.llm.ResilientProvider)."""
+
+    @property
+    def usage(self) -> LlmUsage: ...
+
+    @property
+    def breaker_state(self) -> str: ...
+
+
+class _LlmCollector(Collector):
+    """Reads the provider's counters when scraped, so the provider needs no metrics code of its own."""
+
+    def __init__(self, llm: WatchedLlm, namespace: str) -> None:
+        self._llm = llm
+        self._ns = namespace
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        usage = self._llm.usage
+        ns = self._ns
+        calls = CounterMetricFamily(f"{ns}_llm_stage_calls", "LLM calls by stage.", labels=["stage"])
+        failures = CounterMetricFamily(f"{ns}_llm_stage_failures", "Failed LLM attempts by stage.", labels=["stage"])
+        tokens = CounterMetricFamily(f"{ns}_llm_tokens", "LLM tokens by stage and direction (input, output).",
+                                     labels=["stage", "direction"])
+        for stage, counts in sorted(usage.by_stage.items()):
+            calls.add_metric([stage], counts.calls)
+            failures.add_metric([stage], counts.failures)
+            tokens.add_metric([stage, "input"], counts.input_tokens)
+            tokens.add_metric([stage, "output"], counts.output_tokens)
+        events = CounterMetricFamily(f"{ns}_llm_events", "LLM retries, hangs, invalid replies, rejected calls.",
+                                     labels=["event"])
+        for event in ("retries", "hangs", "invalid_outputs", "interrupted_streams", "rejected"):
+            events.add_metric([event], getattr(usage, event))
+        breaker = GaugeMetricFamily(f"{ns}_llm_breaker_state", "1 for the LLM circuit breaker's current state.",
+                                    labels=["state"])
+        current = self._llm.breaker_state
+        for state in _BREAKER_STATES:
+            breaker.add_metric([state], 1.0 if state == current else 0.0)
+        yield from (calls, failures, tokens, events, breaker)
 
 # Answers take seconds (LLM streaming), stages take milliseconds to seconds.
 _ANSWER_BUCKETS_S = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 60.0)
@@ -29,6 +77,7 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None, *, namespace: str = "regbot") -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self._namespace = namespace
         reg = self.registry
         self.requests = Counter(
             "requests",
@@ -111,6 +160,10 @@ class Metrics:
             namespace=namespace,
             registry=reg,
         )
+
+    def watch_llm(self, llm: WatchedLlm) -> None:
+        """Export the LLM provider's per-stage calls and tokens, failures and breaker state on this registry."""
+        self.registry.register(_LlmCollector(llm, self._namespace))
 
     def observe_request(self, platform: str, outcome: str) -> None:
         self.requests.labels(platform=platform, outcome=outcome).inc()

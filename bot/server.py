@@ -52,6 +52,8 @@ def build_store(settings: Settings, metrics: Metrics) -> StateStores:
 def build_runtime(settings: Settings, components: Components, *, limits: LimitsConfig | None = None,
                   store: StateStores | None = None, metrics: Metrics | None = None) -> Runtime:
     metrics = metrics or Metrics()
+    if components.llm is not None:
+        metrics.watch_llm(components.llm)
     store = store or build_store(settings, metrics)
     recorder = build_recorder(settings, components)
     service = BotService(

@@ -348,12 +348,15 @@ class BotService:
                 self._metrics.observe_cache(hit=answer.cache == "hit")
         timings = {stage: round(ms, 1) for stage, ms in (answer.timings_ms if answer else {}).items()}
         logger.info(
-            "turn %s platform=%s outcome=%s route=%s llm_calls=%d latency_ms=%.0f chars=%d timings_ms=%s%s",
+            "turn %s platform=%s outcome=%s route=%s llm_calls=%d llm_tokens=%s llm_breaker=%s latency_ms=%.0f "
+            "chars=%d timings_ms=%s%s",
             turn.turn_id,
             record.platform,
             record.outcome,
             route,
             answer.llm_calls if answer else 0,
+            json.dumps(answer.llm_tokens if answer else {}, separators=(",", ":")),
+            (answer.llm_breaker if answer else "") or "-",
             latency_s * 1000,
             record.question_chars,
             json.dumps(timings),

@@ -45,6 +45,7 @@ class StreamResult:
 
     answer: Answer | None
     error: str = ""
+    text: str = ""  # the answer text streamed (kept when the turn ends in an error)
 
 
 class Terminal:
@@ -73,6 +74,7 @@ class Terminal:
                     status.update(text=Text(event.text, style="dim"))
                 elif event.kind == AnswerEventKind.DELTA:
                     text.append(event.text)
+                    result.text += event.text
                 elif event.kind == AnswerEventKind.ERROR:
                     result.error = event.text
                 elif event.kind == AnswerEventKind.DONE:
@@ -130,7 +132,9 @@ def footnote(citation: Citation) -> Text:
 async def _collect(events: AsyncIterator[AnswerEvent]) -> StreamResult:
     result = StreamResult(answer=None)
     async for event in events:
-        if event.kind == AnswerEventKind.ERROR:
+        if event.kind == AnswerEventKind.DELTA:
+            result.text += event.text
+        elif event.kind == AnswerEventKind.ERROR:
             result.error = event.text
         elif event.kind == AnswerEventKind.DONE:
             result.answer = event.answer

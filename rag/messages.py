@@ -11,6 +11,10 @@ STATUS_RESEARCHING = "검색어를 바꿔 한 번 더 찾아보고 있어요…"
 STATUS_WRITING = "답변을 작성하고 있어요…"
 STATUS_VERIFYING = "인용한 조문과 답변을 대조하고 있어요…"
 STATUS_QUEUED = "질문이 많아 잠시 대기 중이에요. 대기 순서: {position}번째"
+# While the answer's LLM consults a tool (rag/stages/agent_tools.py); the placeholders are cut short.
+STATUS_TOOL_ARTICLE = "{article}를 확인하고 있어요…"
+STATUS_TOOL_SEARCH = "'{query}' 관련 규정을 더 찾아보고 있어요…"
+STATUS_TOOL_OVERVIEW = "{doc}의 구성을 확인하고 있어요…"
 
 # Small talk (one reply per kind of utterance; never retrieval, never "not found").
 CHITCHAT_GREETING = (

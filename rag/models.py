@@ -128,6 +128,8 @@ class Answer(Frozen):
     followups: tuple[str, ...] = ()
     grounded: bool = True  # False: the regulations do not cover the question
     llm_calls: int = 0
+    llm_tokens: dict[str, tuple[int, int]] = Field(default_factory=dict)  # stage -> (input, output) tokens
+    llm_breaker: str = ""  # the LLM circuit breaker after this turn (closed, half_open, open); "" offline
     timings_ms: dict[str, float] = Field(default_factory=dict)
     retrieved: tuple[Hit, ...] = ()  # ranked evidence, for eval and debugging
     notes: tuple[str, ...] = ()  # flow log lines (regbot ask --debug)

@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from rag import messages
 from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
-from rag.llm import LlmCallBudget, llm_call_budget
+from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn
 from rag.retrieval.planned import (
     Evidence,
@@ -31,7 +31,7 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.stages.answerability import refusal_message
-from rag.stages.generator import DraftAnswer, GenerationInput
+from rag.stages.generator import DraftAnswer, GenerationInput, StatusLine
 from rag.stages.grader import GradeResult
 from rag.stages.smalltalk import SmallTalkResponder
 from rag.stages.structural import StructuralAnswerer
@@ -92,6 +92,7 @@ class PipelineStages:
     structural: StructuralAnswerer
     cache: SemanticAnswerCache | None = None  # answers to history-less search questions
     smalltalk: SmallTalkResponder = field(default_factory=SmallTalkResponder)
+    llm: LlmProvider | None = None  # the provider the LLM stages share (its breaker state goes in the answer)
 
 
 @dataclass
@@ -101,7 +102,7 @@ class PipelineConfig:
     answer_deadline_s: float = 60.0
     stage_timeout_s: float = 20.0  # any one non-streaming stage; LLM stages fall back well before this
     cache_timeout_s: float = 2.0
-    max_llm_calls: int = 8  # per turn; a stage past the budget uses its offline sibling
+    max_llm_calls: int = 5  # per turn (REGBOT_MAX_LLM_CALLS); a stage past the budget uses its offline sibling
 
 
 @dataclass
@@ -262,7 +263,8 @@ class AnswerPipeline:
 
         evidence = self._select_evidence(result, grade.relevant, turn.scope, trace)
         request = GenerationInput(question=enhanced.text, sub_questions=plan.sub_questions,
-                                  evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style)
+                                  evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
+                                  scope=turn.scope)
         yield AnswerEvent.status(messages.STATUS_WRITING)
         generator = self.stages.generator_factory()
         streamed: list[str] = []
@@ -270,12 +272,18 @@ class AnswerPipeline:
         with trace.stage("generate"):
             try:
                 async for piece in generator.stream(request):
+                    if isinstance(piece, StatusLine):  # the answer's LLM is consulting a tool
+                        yield AnswerEvent.status(str(piece))
+                        continue
                     streamed.append(piece)
                     yield AnswerEvent.delta(piece)
             except LlmUnavailable as exc:
                 log.warning("turn %s: generation interrupted: %s", turn.turn_id, exc)
                 notes.append(messages.STREAM_INTERRUPTED if streamed else messages.OFFLINE_NOTE)
         draft = generator.finish()
+        if draft.by != "llm":
+            # A quoted answer needs no LLM verify or follow-ups call: the offline siblings judge quotes.
+            trace.budget.close("the answer is quoted offline")
         if draft.note and draft.note not in notes:
             notes.append(draft.note)
             trace.note(f"generate: {draft.by} with note")
@@ -368,6 +376,9 @@ class AnswerPipeline:
         trace.timings_ms["total"] = round((time.perf_counter() - trace.started) * 1000, 2)
         return Answer(text=text, route=route, citations=citations, followups=followups, grounded=grounded,
                       llm_calls=trace.llm_calls, timings_ms=dict(trace.timings_ms),
+                      llm_tokens={stage: (u.input_tokens, u.output_tokens)
+                                  for stage, u in trace.budget.by_stage.items()},
+                      llm_breaker=str(getattr(self.stages.llm, "breaker_state", "")),
                       retrieved=tuple(hits or ()), notes=tuple(trace.notes),
                       cache="miss" if "cache" in trace.timings_ms else "off")
 

@@ -4,14 +4,19 @@ JSON output uses tool use: one tool whose `input_schema` is the request's schema
 `tool_choice`, so the model must answer with an object the API has already parsed.
 The SDK's own retries are off (`max_retries=0`): `ResilientProvider` retries, with a breaker.
 `LlmRequest.temperature` is not sent: the API version SDK 2.x speaks rejects sampling parameters.
+Agent tools (`LlmRequest.tools`) are sent as ordinary tools with `tool_choice: auto`; earlier rounds
+(`LlmRequest.exchanges`) become `tool_use` / `tool_result` blocks.
+
+The SDK raises more than its `APIError` tree (a 200 body that is not JSON gives `JSONDecodeError`, an
+empty stream an `AssertionError`): every exception out of it becomes `LlmRequestFailed` here, and the
+SDK itself is imported only when this provider is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx2
 
 from rag.errors import ConfigError
@@ -21,10 +26,14 @@ from rag.llm.base import (
     LlmRequestFailed,
     LlmResponse,
     LlmStream,
+    ToolCall,
     is_retryable_status,
     parse_retry_after,
     require_json_object,
 )
+
+if TYPE_CHECKING:
+    import anthropic
 
 JSON_TOOL_NAME = "record_result"
 JSON_TOOL_DESCRIPTION = "Record the result. Always call this tool; its input is the whole answer."
@@ -46,6 +55,7 @@ class AnthropicProvider:
         fast_model: str = "claude-haiku-4-5",
         strong_model: str = "claude-sonnet-4-5",
         http_client: httpx2.AsyncClient | None = None,
+        connect_timeout_s: float = 3.0,
     ) -> None:
         """
         Args:
@@ -53,11 +63,16 @@ class AnthropicProvider:
             base_url: `ANTHROPIC_BASE_URL`; empty or None lets the SDK use its default.
             fast_model / strong_model: model names for the two request tiers.
             http_client: an httpx2 client to send through (tests inject a mock transport).
+            connect_timeout_s: how long a connection may take before the call counts as hung.
         """
         if not api_key:
             raise ConfigError("ANTHROPIC_API_KEY is required when REGBOT_LLM=anthropic")
         if not fast_model or not strong_model:
             raise ConfigError("both the fast and the strong Anthropic model names must be set")
+        import anthropic  # ~1.3 s: only when the Anthropic provider is configured
+
+        self._sdk = anthropic
+        self._connect_timeout_s = connect_timeout_s
         self._models = {"fast": fast_model, "strong": strong_model}
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
@@ -74,26 +89,28 @@ class AnthropicProvider:
         """One Messages API call; with a schema, the forced tool's input becomes `data`."""
         try:
             message = await self._client.messages.create(**self._message_params(request))
-        except anthropic.APIError as error:
-            raise _request_failed(error) from error
-        except httpx2.TransportError as error:
-            raise _transport_failed(error) from error
-        text = "".join(block.text for block in message.content if block.type == "text")
+            text = "".join(block.text for block in message.content if block.type == "text")
+            usage = (message.usage.input_tokens, message.usage.output_tokens)
+        except Exception as error:  # the SDK's errors are not one tree (see the module docstring)
+            raise self._failed(error) from error
         data = None
         if request.json_schema is not None:
             data = _tool_input(message, request.json_schema)
         return LlmResponse(
             text=text,
             data=data,
-            input_tokens=message.usage.input_tokens,
-            output_tokens=message.usage.output_tokens,
+            input_tokens=usage[0],
+            output_tokens=usage[1],
             model=message.model,
+            tool_calls=_tool_calls(message),
         )
 
     def stream(self, request: LlmRequest) -> LlmStream:
-        """Text deltas through the SDK's `messages.stream`."""
-        if request.json_schema is not None:
-            raise ValueError("stream() returns text; use complete() for a JSON schema")
+        """Text deltas through the SDK's `messages.stream`; an empty delta for every other event (progress).
+
+        With a JSON schema the forced tool's input arrives as events and ends up in `response.data`: a
+        structured call streamed this way tells a hung server (no event) from a slow one (events arriving).
+        """
         return LlmStream(self._stream_events(request))
 
     async def aclose(self) -> None:
@@ -103,20 +120,37 @@ class AnthropicProvider:
     async def _stream_events(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
         try:
             async with self._client.messages.stream(**self._message_params(request)) as stream:
-                async for text in stream.text_stream:
-                    if text:
-                        yield text
+                async for event in stream:
+                    text = event.text if event.type == "text" and request.json_schema is None else ""
+                    yield text  # "" is progress: the server is alive, the hang timeout starts again
                 message = await stream.get_final_message()
-        except anthropic.APIError as error:
-            raise _request_failed(error) from error
-        except httpx2.TransportError as error:
-            raise _transport_failed(error) from error
-        yield LlmResponse(
-            text="".join(block.text for block in message.content if block.type == "text"),
-            input_tokens=message.usage.input_tokens,
-            output_tokens=message.usage.output_tokens,
-            model=message.model,
-        )
+            final = LlmResponse(
+                text="".join(block.text for block in message.content if block.type == "text"),
+                input_tokens=message.usage.input_tokens,
+                output_tokens=message.usage.output_tokens,
+                model=message.model,
+                tool_calls=_tool_calls(message),
+            )
+        except Exception as error:  # the SDK's errors are not one tree (see the module docstring)
+            raise self._failed(error) from error
+        if message.stop_reason is None:
+            raise LlmRequestFailed("the Anthropic stream ended before message_stop (truncated)", retryable=True)
+        if request.json_schema is not None:
+            final = final.model_copy(update={"data": _tool_input(message, request.json_schema)})
+        yield final
+
+    def _failed(self, error: Exception) -> LlmRequestFailed | LlmOutputInvalid:
+        sdk = self._sdk
+        if isinstance(error, (LlmRequestFailed, LlmOutputInvalid)):
+            return error
+        if isinstance(error, sdk.APIError):
+            return _request_failed(sdk, error)
+        if isinstance(error, httpx2.TimeoutException):
+            return LlmRequestFailed(f"Anthropic timed out: {type(error).__name__}", retryable=True, hung=True)
+        if isinstance(error, httpx2.TransportError):
+            return _transport_failed(error)
+        # A 200 whose body is not the API's (an HTML page from a proxy, an empty or cut stream).
+        return LlmOutputInvalid(f"Anthropic sent a reply the SDK could not read: {type(error).__name__}")
 
     def _message_params(self, request: LlmRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -124,10 +158,24 @@ class AnthropicProvider:
             "max_tokens": request.max_tokens,
             # No temperature: API version 2026-10-21 (SDK 2.x) rejects every sampling parameter.
             "messages": [{"role": m.role.value, "content": m.content} for m in request.messages],
-            "timeout": request.timeout_s,
+            "timeout": httpx2.Timeout(request.timeout_s, connect=min(self._connect_timeout_s, request.timeout_s)),
         }
+        for exchange in request.exchanges:
+            assistant: list[dict[str, Any]] = [{"type": "text", "text": exchange.text}] if exchange.text else []
+            assistant += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                          for c in exchange.calls]
+            params["messages"].append({"role": "assistant", "content": assistant})
+            params["messages"].append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": c.id, "content": result}
+                for c, result in zip(exchange.calls, exchange.results, strict=True)]})
         if request.system:
             params["system"] = request.system
+        if request.tools:
+            if request.json_schema is not None:
+                raise ValueError("a request has either tools or a json_schema")
+            params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                               for t in request.tools]
+            params["tool_choice"] = {"type": "auto"}
         if request.json_schema is not None:
             params["tools"] = [
                 {
@@ -149,7 +197,12 @@ def _tool_input(message: Any, schema: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _request_failed(error: anthropic.APIError) -> LlmRequestFailed:
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(id=b.id, name=b.name, arguments=b.input if isinstance(b.input, dict) else {})
+                 for b in message.content if b.type == "tool_use" and b.name != JSON_TOOL_NAME)
+
+
+def _request_failed(anthropic: Any, error: anthropic.APIError) -> LlmRequestFailed:
     if isinstance(error, anthropic.APIStatusError):
         headers = error.response.headers
         should_retry = headers.get("x-should-retry")
@@ -164,8 +217,9 @@ def _request_failed(error: anthropic.APIError) -> LlmRequestFailed:
             retry_after_s=parse_retry_after(headers),
         )
     if isinstance(error, anthropic.APIConnectionError):
-        kind = "timed out" if isinstance(error, anthropic.APITimeoutError) else "could not connect"
-        return LlmRequestFailed(f"Anthropic {kind}", retryable=True)
+        if isinstance(error, anthropic.APITimeoutError):
+            return LlmRequestFailed("Anthropic timed out (nothing received)", retryable=True, hung=True)
+        return LlmRequestFailed("Anthropic could not connect", retryable=True)
     # A response the SDK could not validate: asking again rarely helps.
     return LlmRequestFailed(f"Anthropic call failed: {type(error).__name__}", retryable=False)
 

@@ -4,8 +4,10 @@ Every provider translates its own SDK or HTTP errors into this tree, so the resi
 the stages never see a vendor exception:
 
     LlmUnavailable (rag.errors)
-     ├── LlmRequestFailed      a call failed; `retryable` says whether trying again may help
-     ├── LlmOutputInvalid      the model answered, but not with the JSON the request asked for
+     ├── LlmRequestFailed      a call failed; `retryable` says whether trying again may help, `hung`
+     │                         that nothing at all arrived in time (connect, first byte, between events)
+     ├── LlmOutputInvalid      the model answered, but not with what the request asked for (JSON that
+     │                         does not parse or fit, an empty stream, a body that is not the API's)
      ├── LlmBudgetExhausted    the question has spent its LLM calls (rag.llm.resilience)
      └── LlmStreamInterrupted  a stream broke off after some text (rag.errors)
 """
@@ -26,12 +28,45 @@ from rag.models import Message
 Tier = Literal["fast", "strong"]
 
 
+class ToolSpec(BaseModel):
+    """A tool the model may call while answering: its name, what it does, and its input's JSON Schema."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ToolCall(BaseModel):
+    """One tool call the model made; `arguments` is its parsed input."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolExchange(BaseModel):
+    """One finished tool round: what the model said and called, and what each call returned (same order)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = ""
+    calls: tuple[ToolCall, ...]
+    results: tuple[str, ...]
+
+
 class LlmRequest(BaseModel):
     """One completion request, independent of the provider.
 
     `tier` picks the model: `fast` for small structured stages (route, plan, grade), `strong` for the
     answer. With `json_schema` set, `complete()` returns the parsed object in `LlmResponse.data`.
-    `timeout_s` bounds one attempt of `complete()`, and for `stream()` the wait for each delta.
+    `timeout_s` is the hang timeout: it bounds one attempt of `complete()`, and for `stream()` the wait
+    for the first and each later delta. `deadline_s` bounds the whole call, retries included.
+    `stage` names the caller for usage counters. `tools` are offered to the model (`stream()` only);
+    `exchanges` are the tool rounds so far, sent after `messages`.
     `temperature` reaches OpenAI-compatible servers only; the Anthropic API no longer accepts it.
     """
 
@@ -44,6 +79,10 @@ class LlmRequest(BaseModel):
     tier: Tier = "fast"
     json_schema: dict[str, Any] | None = None
     timeout_s: float = Field(30.0, gt=0)
+    deadline_s: float | None = Field(None, gt=0)
+    stage: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    exchanges: tuple[ToolExchange, ...] = ()
 
 
 class LlmResponse(BaseModel):
@@ -56,11 +95,13 @@ class LlmResponse(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()  # calls the model made instead of (or after) text
 
 
 class LlmRequestFailed(LlmUnavailable):
     """A provider call failed. `retryable` is True for rate limits, overload, 5xx, timeouts and
-    connection errors; `retry_after_s` is the server's hint, when it gave one."""
+    connection errors; `retry_after_s` is the server's hint, when it gave one; `hung` is True when
+    nothing arrived within the hang timeout (the breaker opens at once on a hang)."""
 
     def __init__(
         self,
@@ -69,11 +110,13 @@ class LlmRequestFailed(LlmUnavailable):
         retryable: bool,
         status_code: int | None = None,
         retry_after_s: float | None = None,
+        hung: bool = False,
     ) -> None:
         super().__init__(reason)
         self.retryable = retryable
         self.status_code = status_code
         self.retry_after_s = retry_after_s
+        self.hung = hung
 
 
 class LlmOutputInvalid(LlmUnavailable):
@@ -125,7 +168,8 @@ class LlmProvider(Protocol):
         ...
 
     def stream(self, request: LlmRequest) -> LlmStream:
-        """Return the completion as text deltas; `request.json_schema` must be None."""
+        """Return the completion as text deltas ("" for an event without text: progress); with
+        `request.json_schema`, no text and the object in `response.data` at the end."""
         ...
 
 

@@ -11,6 +11,7 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.agent_tools import AgentTools, RegulationSearch
 from rag.stages.answerability import DEFAULT_THRESHOLD
 from rag.stages.enhancer import OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
@@ -26,23 +27,29 @@ from rag.stages.verifier import LlmVerifier, OfflineVerifier
 
 
 class StageTimeouts(BaseModel):
-    """How long each LLM stage waits before using its offline sibling (retries included)."""
+    """How long each LLM stage waits before using its offline sibling.
+
+    With the LLM hanging, the first structured call gets no byte within `structured_hang_s` (which opens the
+    breaker), every later stage skips the LLM, and the quoted answer follows about that long after the question.
+    A reply that is slow but progressing is waited for up to `structured_s`.
+    """
 
     model_config = ConfigDict(frozen=True)
 
-    structured_s: float = Field(10.0, gt=0)  # understand, grade, rewrite, verify, follow-ups (fast model)
-    first_delta_s: float = Field(20.0, gt=0)  # the answer's first text; after that the extractive answer is used
-    delta_s: float = Field(15.0, gt=0)  # each later piece of text; after that the stream counts as interrupted
-    revise_s: float = Field(30.0, gt=0)  # the one non-streamed rewrite after a failed verification
+    structured_s: float = Field(15.0, gt=0)  # understand, grade, rewrite, verify, follow-ups: whole call, retries in
+    structured_hang_s: float = Field(2.0, gt=0)  # their stream: nothing for this long (first byte, between events)
+    stream_hang_s: float = Field(8.0, gt=0)  # the answer stream: first and every later delta (also tool rounds)
 
 
 def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: Tokenizer, lookup: StructuralLookup,
                  analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
                  timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None,
-                 answerable_threshold: float = DEFAULT_THRESHOLD) -> PipelineStages:
+                 answerable_threshold: float = DEFAULT_THRESHOLD, search: RegulationSearch | None = None,
+                 max_tool_rounds: int = 2) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
+    `search` (the hybrid retriever) with `lookup` gives the answer's LLM its tools; without it, no tools.
     """
     timeouts = timeouts or StageTimeouts()
     understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(folder or ConversationFolder(tokenizer)),
@@ -54,6 +61,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     verifier = OfflineVerifier(corpus, tokenizer)
     followups = OfflineFollowupSuggester()
     structural = StructuralAnswerer(lookup)
+
     def extractive() -> ExtractiveGenerator:
         return ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
 
@@ -62,20 +70,22 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
                               generator_factory=extractive, verifier=verifier,
                               followups=followups, structural=structural, cache=cache, smalltalk=smalltalk)
 
+    tools = AgentTools(lookup=lookup, search=search) if search is not None and max_tool_rounds > 0 else None
+
     def llm_generator() -> LlmGenerator:
         return LlmGenerator(llm, fallback=extractive(), tokenizer=tokenizer,
-                            first_delta_timeout_s=timeouts.first_delta_s, delta_timeout_s=timeouts.delta_s,
-                            revise_timeout_s=timeouts.revise_s)
+                            hang_timeout_s=timeouts.stream_hang_s, tools=tools, max_tool_rounds=max_tool_rounds)
 
-    fast_s = timeouts.structured_s
+    fast_s, hang_s = timeouts.structured_s, timeouts.structured_hang_s
     return PipelineStages(
-        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s),
-        grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s),
-        rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s),
+        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s, hang_s=hang_s),
+        grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s, hang_s=hang_s),
+        rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s, hang_s=hang_s),
         generator_factory=llm_generator,
-        verifier=LlmVerifier(llm, fallback=verifier, timeout_s=fast_s),
-        followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s),
+        verifier=LlmVerifier(llm, fallback=verifier, timeout_s=fast_s, hang_s=hang_s),
+        followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s, hang_s=hang_s),
         structural=structural,
         cache=cache,
         smalltalk=smalltalk,
+        llm=llm,
     )

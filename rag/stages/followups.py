@@ -6,7 +6,7 @@ import logging
 
 from pydantic import BaseModel, Field
 
-from rag.llm import LlmProvider, LlmUnavailable
+from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Hit
 from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, normalize_text
@@ -77,10 +77,11 @@ class LlmFollowupSuggester:
     """
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineFollowupSuggester, timeout_s: float = 8.0,
-                 prompt: str = FOLLOWUP_PROMPT) -> None:
+                 hang_s: float = 2.5, prompt: str = FOLLOWUP_PROMPT) -> None:
         self.llm = llm
         self.fallback = fallback
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
 
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
@@ -94,9 +95,10 @@ class LlmFollowupSuggester:
                              for h in hits[:10])
         try:
             reply = await complete_structured(self.llm, system=self.prompt,
-                                              user=f"질문: {question}\n\n검색된 조문:\n{articles}",
+                                              user=fence("질문", question) + "\n\n" + fence("검색된 조문", articles),
                                               schema=FOLLOWUP_SCHEMA, output=_FollowupReply,
-                                              timeout_s=self.timeout_s, max_tokens=300)
+                                              timeout_s=self.timeout_s, hang_s=self.hang_s, stage="followups",
+                                              max_tokens=300)
         except LlmUnavailable as exc:
             log.warning("follow-ups fall back offline: %s", exc)
             return await self.fallback.run(question, hits, cited_chunk_ids)

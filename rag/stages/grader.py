@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag.llm import LlmProvider, LlmUnavailable
+from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 # Asks for aspects, not words, because the rewriter turns them into a new query; and for the passage numbers
 # that help, so the generator never sees (or cites) an off-topic article.
 GRADE_PROMPT = """\
-당신은 회사 규정·법령 검색 결과의 채점자입니다. 번호가 붙은 조문들만으로 질문에 답할 수 있는지 판단해 \
+당신은 회사 규정·법령 검색 결과의 채점자입니다. <조문>의 번호가 붙은 조문들만으로 <질문>에 답할 수 있는지 판단해 \
 record_result 도구로만 답하세요.
 
 - score: 0~100. 조문만으로 질문에 빠짐없이 정확히 답할 수 있으면 90 이상, 일부만 답할 수 있으면 40~69, \
@@ -82,13 +82,14 @@ class LlmGrader:
     """A 0–100 judgement by the fast model (pass ≥ `pass_score`) naming missing aspects and the useful passages."""
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineGrader, pass_score: float = 70.0,
-                 timeout_s: float = 10.0, prompt: str = GRADE_PROMPT) -> None:
+                 timeout_s: float = 10.0, hang_s: float = 2.5, prompt: str = GRADE_PROMPT) -> None:
         if not 0 <= pass_score <= 100:
             raise ValueError("pass_score must be within 0–100")
         self.llm = llm
         self.fallback = fallback
         self.pass_score = pass_score
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
@@ -99,7 +100,7 @@ class LlmGrader:
             reply = await complete_structured(self.llm, system=self.prompt,
                                               user=self._user_message(question, hits, prior=prior),
                                               schema=GRADE_SCHEMA, output=_GradeReply, timeout_s=self.timeout_s,
-                                              max_tokens=400)
+                                              hang_s=self.hang_s, stage="grade", max_tokens=400)
         except LlmUnavailable as exc:
             log.warning("grading falls back offline: %s", exc)
             return prior
@@ -121,4 +122,4 @@ class LlmGrader:
         note = ""
         if prior is not None:
             note = PRIOR_NOTE.format(score=prior.score, missing=", ".join(prior.missing[:5]) or "없음") + "\n\n"
-        return "조문:\n\n" + "\n\n".join(passages) + f"\n\n{note}질문: {question}"
+        return fence("조문", "\n\n".join(passages)) + "\n\n" + note + fence("질문", question)

@@ -6,7 +6,7 @@ import logging
 
 from pydantic import BaseModel, field_validator
 
-from rag.llm import LlmProvider, LlmUnavailable
+from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.retrieval.query import QueryAnalyzer
 from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, normalize_text
@@ -58,18 +58,20 @@ class LlmQueryRewriter:
     """Asks the fast model for one query aimed at the missing aspects; offline rewrite on failure."""
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryRewriter, timeout_s: float = 10.0,
-                 prompt: str = REWRITE_PROMPT) -> None:
+                 hang_s: float = 2.5, prompt: str = REWRITE_PROMPT) -> None:
         self.llm = llm
         self.fallback = fallback
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
 
     async def run(self, question: str, missing: tuple[str, ...]) -> str:
         aspects = "\n".join(f"- {m}" for m in missing) or "- (채점자가 특정하지 못함)"
-        user = f"질문: {question}\n\n찾지 못한 내용:\n{aspects}"
+        user = fence("질문", question) + "\n\n" + fence("찾지 못한 내용", aspects)
         try:
             reply = await complete_structured(self.llm, system=self.prompt, user=user, schema=REWRITE_SCHEMA,
-                                              output=_RewriteReply, timeout_s=self.timeout_s, max_tokens=150)
+                                              output=_RewriteReply, timeout_s=self.timeout_s, hang_s=self.hang_s,
+                                              stage="rewrite", max_tokens=150)
         except LlmUnavailable as exc:
             log.warning("rewriting falls back offline: %s", exc)
             return await self.fallback.run(question, missing)

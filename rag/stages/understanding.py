@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rag.llm import LlmProvider, LlmUnavailable
+from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
 from rag.stages.enhancer import EnhancedQuery, OfflineQueryEnhancer, recent_history
@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 # Worded as a checklist of the three decisions with the two traps named (rewriting single-hop questions,
 # splitting questions that only look compound), because those are where small models go wrong.
 UNDERSTAND_PROMPT = """\
-당신은 회사 규정·법령 안내 봇의 질문 분석기입니다. 사용자의 마지막 질문을 분석해 record_result 도구로만 답하세요.
+당신은 회사 규정·법령 안내 봇의 질문 분석기입니다. <질문>(사용자의 마지막 질문)을 분석해 \
+record_result 도구로만 답하세요.
 
 1. standalone_question: 대화 기록이 있으면, 대명사·생략("그럼", "그건", "3년이면?")을 앞선 대화로 채워 \
 혼자 읽어도 뜻이 통하는 한 문장으로 바꾸세요. 대화 기록이 없으면 질문을 그대로 두세요. \
@@ -132,13 +133,15 @@ class LlmQueryUnderstander:
     """
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryUnderstander, lookup: StructuralLookup,
-                 timeout_s: float = 10.0, memo_size: int = 256, prompt: str = UNDERSTAND_PROMPT) -> None:
+                 timeout_s: float = 10.0, hang_s: float = 2.5, memo_size: int = 256,
+                 prompt: str = UNDERSTAND_PROMPT) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         self.llm = llm
         self.fallback = fallback
         self.lookup = lookup
         self.timeout_s = timeout_s
+        self.hang_s = hang_s
         self.prompt = prompt
         self.memo_size = memo_size
         self._memo: OrderedDict[str, QueryUnderstanding] = OrderedDict()
@@ -156,7 +159,8 @@ class LlmQueryUnderstander:
         try:
             reply = await complete_structured(
                 self.llm, system=self.prompt, user=self._user_message(question, recent), schema=UNDERSTAND_SCHEMA,
-                output=_UnderstandingReply, timeout_s=self.timeout_s, max_tokens=700)
+                output=_UnderstandingReply, timeout_s=self.timeout_s, hang_s=self.hang_s, stage="understand",
+                max_tokens=700)
         except LlmUnavailable as exc:
             log.warning("understanding falls back offline: %s", exc)
             return await self.fallback.run(question, history, forced=forced)
@@ -174,9 +178,10 @@ class LlmQueryUnderstander:
     @staticmethod
     def _user_message(question: str, recent: list[Message]) -> str:
         if not recent:
-            return f"대화 기록: 없음\n\n마지막 질문: {question}"
-        lines = "\n".join(f"{m.role.value}: {m.content}" for m in recent)
-        return f"대화 기록(오래된 것부터):\n{lines}\n\n마지막 질문: {question}"
+            return "대화 기록: 없음\n\n" + fence("질문", question)
+        # "[user]", not "user:": fence() quotes line-start role labels, so none inside a message passes as a turn.
+        lines = "\n".join(f"[{m.role.value}] {m.content}" for m in recent)
+        return "대화 기록(오래된 것부터):\n" + fence("대화 기록", lines) + "\n\n" + fence("질문", question)
 
     def _understanding(self, question: str, has_history: bool, reply: _UnderstandingReply,
                        forced: Route | None) -> QueryUnderstanding:

@@ -35,7 +35,15 @@ API = "http://claude.test/v1/messages"
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 LEAVE_ANSWER = "1년간 80퍼센트 이상 출근한 직원에게는 15일의 연차유급휴가를 줘요 [1]."
 STAGES_BY_PROMPT = {UNDERSTAND_PROMPT: "understand", GRADE_PROMPT: "grade", REWRITE_PROMPT: "rewrite",
-                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups", GENERATE_PROMPT: "revise"}
+                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups"}
+
+
+def stage_of(body: dict[str, Any]) -> str:
+    """Which stage sent `body`: by its system prompt (each ends with the untrusted-text rule); a revision is the
+    answer's prompt with the previous answer fenced in."""
+    if body["system"].startswith(GENERATE_PROMPT):
+        return "revise" if "<답변>" in body["messages"][0]["content"] else "answer"
+    return next(stage for prompt, stage in STAGES_BY_PROMPT.items() if body["system"].startswith(prompt))
 
 Reply = httpx.Response | Callable[[dict[str, Any]], httpx.Response]
 
@@ -91,6 +99,27 @@ def stream(*deltas: str, followups: bool = True) -> httpx.Response:
                           content=_sse_events(deltas, complete=True))
 
 
+def as_stream(message: dict[str, Any]) -> httpx.Response:
+    """A whole Messages API reply as the events a streamed request gets (text and tool_use blocks)."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"], ensure_ascii=False)}
+        events += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+                   ("content_block_stop", {"type": "content_block_stop", "index": index})]
+    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
+                                                                     "stop_sequence": None},
+                                  "usage": {"output_tokens": 5}}),
+               ("message_stop", {"type": "message_stop"})]
+    body = "".join(f"event: {n}\ndata: {json.dumps(d, ensure_ascii=False)}\n\n" for n, d in events)
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+
 class _StallingBody(httpx2.AsyncByteStream):
     """Sends the events so far, then never another byte (a server that went silent)."""
 
@@ -116,11 +145,14 @@ class FakeClaude:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
-        stage = "answer" if body.get("stream") else STAGES_BY_PROMPT[body["system"]]
+        stage = stage_of(body)
         self.bodies.setdefault(stage, []).append(body)
         script = self.scripts.get(stage) or [error(500)]
         reply = script.pop(0) if len(script) > 1 else script[0]
-        return reply(body) if callable(reply) else reply
+        reply = reply(body) if callable(reply) else reply
+        if body.get("stream") and reply.status_code == 200 and "json" in reply.headers.get("content-type", ""):
+            return as_stream(json.loads(reply.content))  # structured stages stream their JSON
+        return reply
 
     def calls(self, stage: str) -> int:
         return len(self.bodies.get(stage, []))
@@ -252,7 +284,7 @@ async def test_a_failed_grade_rewrites_once_and_searches_again(make_pipeline):
 
     assert pipeline.retriever.queries == [question, "연차유급휴가 3년 이상 근속 가산휴가"]
     assert "- 근속연수에 따른 가산휴가" in claude.user_text("rewrite")
-    assert all(claude.user_text("grade", i).endswith(f"질문: {question}") for i in range(2))
+    assert all(claude.user_text("grade", i).endswith(f"<질문>\n{question}\n</질문>") for i in range(2))
     assert messages.STATUS_RESEARCHING in [e.text for e in events]
     assert labels(answer) == ["취업규칙 제20조 제3항"]
     assert answer.llm_calls == 5
@@ -322,11 +354,11 @@ async def test_a_revision_replaces_an_answer_with_an_unsupported_claim(make_pipe
     claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
                         answer=[stream("연차는 1년에 20일을 줘요 [1].")],
                         verify=[tool({"verdicts": [{"claim": 1, "supported": False}]})],
-                        revise=[text(LEAVE_ANSWER)])
+                        revise=[stream(LEAVE_ANSWER, followups=False)])
     answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
     assert answer.text == LEAVE_ANSWER
-    assert "확인되지 않은 문장:\n- 연차는 1년에 20일을 줘요 [1]." in claude.user_text("revise")
+    assert "<주장>\n- 연차는 1년에 20일을 줘요 [1].\n</주장>" in claude.user_text("revise")
     assert claude.calls("verify") == 1  # the revision is confirmed offline
 
 
@@ -340,7 +372,7 @@ async def test_a_follow_up_is_made_standalone_before_searching(make_pipeline):
 
     assert pipeline.retriever.queries == [standalone]
     assert f"enhanced with history: {standalone}" in answer.notes
-    assert "user: 입사 1년 지나면 연차 며칠 받아?" in claude.user_text("understand")
+    assert "<대화 기록>\n[user] 입사 1년 지나면 연차 며칠 받아?" in claude.user_text("understand")
 
 
 async def test_a_reference_is_looked_up_without_any_call(make_pipeline):

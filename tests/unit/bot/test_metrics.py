@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from bot.metrics import Metrics
 
 
@@ -28,3 +30,35 @@ class TestMetrics:
         assert metrics.value("regbot_cache_lookups_total", {"result": "hit"}) == 1
         assert metrics.value("regbot_state_failovers_total") == 1
         assert metrics.value("regbot_state_degraded") == 0
+
+    async def test_llm_calls_tokens_per_stage_and_the_breaker_state_are_exported(self):
+        from rag.llm import CircuitBreaker, LlmRequest, LlmRequestFailed, LlmResponse, LlmUnavailable, ResilientProvider
+        from rag.models import Message, Role
+
+        class Answers:
+            name, available = "scripted", True
+
+            def __init__(self):
+                self.replies = [LlmResponse(text="답", input_tokens=120, output_tokens=30),
+                                LlmRequestFailed("down", retryable=True, status_code=503)]
+
+            async def complete(self, request):
+                reply = self.replies.pop(0)
+                if isinstance(reply, Exception):
+                    raise reply
+                return reply
+
+        llm = ResilientProvider(Answers(), breaker=CircuitBreaker(failure_threshold=1))
+        metrics = Metrics()
+        metrics.watch_llm(llm)
+        request = LlmRequest(messages=(Message(role=Role.USER, content="연차?"),), stage="grade")
+        await llm.complete(request)
+        with pytest.raises(LlmUnavailable):
+            await llm.complete(request)
+
+        assert metrics.value("regbot_llm_stage_calls_total", {"stage": "grade"}) == 2
+        assert metrics.value("regbot_llm_tokens_total", {"stage": "grade", "direction": "input"}) == 120
+        assert metrics.value("regbot_llm_tokens_total", {"stage": "grade", "direction": "output"}) == 30
+        assert metrics.value("regbot_llm_stage_failures_total", {"stage": "grade"}) == 1
+        assert metrics.value("regbot_llm_breaker_state", {"state": "open"}) == 1
+        assert 'regbot_llm_breaker_state{state="closed"} 0.0' in metrics.render().decode()

@@ -171,7 +171,7 @@ class TestAnthropicStream:
         )
 
         stream = make_provider().stream(make_request(tier="strong"))
-        deltas = [delta async for delta in stream]
+        deltas = [delta async for delta in stream if delta]  # "" marks progress (other events)
 
         assert deltas == ["연차휴가는 ", "15일", "입니다."]
         assert stream.response is not None
@@ -181,9 +181,30 @@ class TestAnthropicStream:
         assert body["stream"] is True
         assert body["model"] == "claude-test-strong"
 
-    async def test_stream_refuses_a_json_schema(self, make_request):
-        with pytest.raises(ValueError, match="use complete"):
-            make_provider().stream(make_request(json_schema=SCHEMA))
+    async def test_a_structured_stream_reports_progress_and_ends_with_the_tool_input(
+        self, respx_mock, make_request, payloads
+    ):
+        start = payloads.anthropic_message(stop_reason=None)
+        tool_events = [
+            ("message_start", {"type": "message_start", "message": start}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+                "type": "tool_use", "id": "toolu_1", "name": "record_result", "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": '{"route": "search"}'}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                               "usage": {"output_tokens": 9}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        route = respx_mock.post(MESSAGES_URL).respond(headers={"content-type": "text/event-stream"},
+                                                      content=payloads.sse(tool_events))
+
+        stream = make_provider().stream(make_request(json_schema=SCHEMA))
+        deltas = [delta async for delta in stream]
+
+        assert deltas and set(deltas) == {""}  # progress only: no JSON reaches a reader of the text
+        assert stream.response.data == {"route": "search"}
+        assert sent_body(route)["tool_choice"] == {"type": "tool", "name": "record_result"}
 
     async def test_overloaded_before_the_first_delta_is_retried(
         self, respx_mock, make_request, payloads, sleeps, clock

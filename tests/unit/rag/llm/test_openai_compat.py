@@ -58,6 +58,15 @@ def chunk(content: str | None = None, *, usage: dict | None = None) -> dict:
     return body
 
 
+def tool_call_completion(arguments: dict, *, name: str = "record_result") -> dict:
+    body = completion("")
+    body["choices"][0]["message"] = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}]}
+    body["choices"][0]["finish_reason"] = "tool_calls"
+    return body
+
+
 def sent_body(route, index: int = -1) -> dict:
     return json.loads(route.calls[index].request.content)
 
@@ -87,24 +96,37 @@ class TestOpenAICompatibleComplete:
 
         assert sent_body(route)["model"] == "qwen-large"
 
-    async def test_json_schema_is_sent_as_response_format_and_parsed(self, respx_mock, make_request):
+    async def test_json_schema_is_asked_through_the_forced_record_result_tool_the_prompts_name(
+        self, respx_mock, make_request
+    ):
         route = respx_mock.post(COMPLETIONS_URL).respond(
-            json=completion('```json\n{"queries": ["연차휴가 일수", "연차 발생 요건"]}\n```')
+            json=tool_call_completion({"queries": ["연차휴가 일수", "연차 발생 요건"]})
         )
 
         response = await make_provider().complete(make_request(json_schema=SCHEMA))
 
         assert response.data == {"queries": ["연차휴가 일수", "연차 발생 요건"]}
-        assert sent_body(route)["response_format"] == {
-            "type": "json_schema",
-            "json_schema": {"name": "result", "schema": SCHEMA},
-        }
+        body = sent_body(route)
+        assert body["tools"] == [{"type": "function", "function": {
+            "name": "record_result", "description": body["tools"][0]["function"]["description"],
+            "parameters": SCHEMA}}]
+        assert body["tool_choice"] == {"type": "function", "function": {"name": "record_result"}}
+        assert "response_format" not in body
 
-    async def test_server_without_json_schema_support_falls_back_to_json_object_for_good(
+    async def test_a_server_that_ignores_tool_choice_is_read_from_its_content(self, respx_mock, make_request):
+        respx_mock.post(COMPLETIONS_URL).respond(
+            json=completion('```json\n{"queries": ["연차휴가 일수"]}\n```'))
+
+        response = await make_provider().complete(make_request(json_schema=SCHEMA))
+
+        assert response.data == {"queries": ["연차휴가 일수"]}
+
+    async def test_a_server_without_tools_then_without_json_schema_ends_on_json_object_for_good(
         self, respx_mock, make_request
     ):
         route = respx_mock.post(COMPLETIONS_URL).mock(
             side_effect=[
+                httpx.Response(400, json={"error": {"message": "tool_choice is not supported"}}),
                 httpx.Response(
                     400, json={"error": {"message": "response_format json_schema is not supported"}}
                 ),
@@ -118,11 +140,15 @@ class TestOpenAICompatibleComplete:
         second = await provider.complete(make_request(json_schema=SCHEMA))
 
         assert (first.data, second.data) == ({"queries": ["육아휴직 기간"]}, {"queries": ["경조휴가"]})
-        assert route.call_count == 3
-        for index in (1, 2):
+        assert route.call_count == 4
+        assert sent_body(route, 1)["response_format"]["type"] == "json_schema"
+        assert "record_result 도구 대신" in sent_body(route, 1)["messages"][0]["content"]
+        for index in (2, 3):
             body = sent_body(route, index)
             assert body["response_format"] == {"type": "json_object"}
+            assert "tools" not in body
             assert '"required": ["queries"]' in body["messages"][0]["content"]
+            assert "record_result 도구 대신" in body["messages"][0]["content"]
 
     async def test_a_prompt_too_long_error_does_not_switch_the_json_mode(self, respx_mock, make_request):
         route = respx_mock.post(COMPLETIONS_URL).respond(
@@ -157,7 +183,7 @@ class TestOpenAICompatibleStream:
         )
 
         stream = make_provider().stream(make_request())
-        deltas = [delta async for delta in stream]
+        deltas = [delta async for delta in stream if delta]  # "" marks progress (chunks without text)
 
         assert deltas == ["제60조에 ", "따르면 ", "15일입니다."]
         assert stream.response is not None

@@ -167,7 +167,7 @@ class TestResilientComplete:
 
         assert inner.attempts == 3
 
-    async def test_output_invalid_is_neither_retried_nor_held_against_the_service(
+    async def test_output_invalid_is_not_retried_but_counts_against_the_service(
         self, make_request, sleeps, clock
     ):
         inner = ScriptedProvider(LlmOutputInvalid("no JSON"), answer())
@@ -177,17 +177,65 @@ class TestResilientComplete:
             await llm.complete(make_request())
 
         assert inner.attempts == 1
-        assert llm.available is True
+        assert (llm.available, llm.usage.invalid_outputs) == (False, 1)
 
-    async def test_an_attempt_that_hangs_is_cut_off_by_the_request_timeout_and_retried(
+    async def test_an_exception_outside_the_protocol_becomes_llm_unavailable_and_counts(
+        self, make_request, sleeps, clock
+    ):
+        inner = ScriptedProvider(ValueError("Expecting value: line 1 column 1"), answer())
+        llm = make_llm(inner, sleeps, clock, threshold=1)
+
+        with pytest.raises(LlmRequestFailed, match="ValueError"):
+            await llm.complete(make_request())
+
+        assert (inner.attempts, llm.breaker_state) == (1, "open")
+
+    async def test_an_attempt_that_hangs_is_cut_off_and_opens_the_breaker_at_once(
         self, make_request, sleeps, clock
     ):
         inner = ScriptedProvider(HANG, answer("늦었지만 답"))
+        llm = make_llm(inner, sleeps, clock, threshold=5)
 
-        response = await make_llm(inner, sleeps, clock).complete(make_request(timeout_s=0.02))
+        with pytest.raises(LlmRequestFailed) as failed:
+            await llm.complete(make_request(timeout_s=0.02))
 
-        assert response.text == "늦었지만 답"
-        assert inner.attempts == 2
+        assert failed.value.hung is True
+        assert (inner.attempts, llm.breaker_state, llm.usage.hangs) == (1, "open", 1)
+        with pytest.raises(LlmUnavailable, match="circuit breaker is open"):
+            await llm.complete(make_request())
+        assert inner.attempts == 1
+
+    async def test_no_retry_is_started_that_the_calls_deadline_cannot_wait_for(self, make_request, sleeps, clock):
+        inner = ScriptedProvider(overloaded(retry_after_s=8.0), answer())
+
+        with pytest.raises(LlmRequestFailed, match="overloaded"):
+            await make_llm(inner, sleeps, clock).complete(make_request(deadline_s=5.0))
+
+        assert (inner.attempts, sleeps.delays) == (1, [])
+
+    async def test_usage_is_counted_per_stage_for_the_service_and_the_question(self, make_request, sleeps, clock):
+        inner = ScriptedProvider(answer(input_tokens=100, output_tokens=20), answer(input_tokens=7, output_tokens=3))
+        llm = make_llm(inner, sleeps, clock)
+
+        with llm_call_budget(LlmCallBudget(5)) as budget:
+            await llm.complete(make_request(stage="grade"))
+            await llm.complete(make_request(stage="grade"))
+
+        grade = llm.usage.by_stage["grade"]
+        assert (grade.calls, grade.input_tokens, grade.output_tokens) == (2, 107, 23)
+        assert (budget.calls, budget.input_tokens, budget.output_tokens) == (2, 107, 23)
+
+    async def test_a_closed_budget_refuses_the_rest_of_the_question(self, make_request, sleeps, clock):
+        inner = ScriptedProvider(answer())
+        llm = make_llm(inner, sleeps, clock)
+
+        with llm_call_budget(LlmCallBudget(5)) as budget:
+            budget.close("the answer is quoted offline")
+            assert llm.available is False
+            with pytest.raises(LlmBudgetExhausted, match="quoted offline"):
+                await llm.complete(make_request())
+
+        assert inner.attempts == 0
 
     async def test_open_breaker_refuses_without_calling_the_provider(self, make_request, sleeps, clock):
         inner = ScriptedProvider(overloaded(), overloaded(), answer())

@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
-from rag.llm import LlmRequest, LlmResponse, LlmStream, LlmStreamInterrupted, LlmUnavailable
+from rag.llm import LlmRequest, LlmResponse, LlmStream, LlmStreamInterrupted, LlmUnavailable, ToolCall
 
 
 class ScriptedLlm:
     """An `LlmProvider` that replays scripted replies and records every request.
 
     `replies` feeds `complete()`: a dict becomes `LlmResponse.data`, a str `.text`, an exception is raised.
-    `streams` feeds `stream()`: a list of deltas, optionally followed by an exception raised after them.
+    `streams` feeds `stream()`: a list of deltas, optionally followed by an exception raised after them;
+    a `ToolCall` in the list is a tool call the model makes in that round (reported in the final response).
     """
 
     name = "scripted"
@@ -42,19 +43,34 @@ class ScriptedLlm:
         return LlmResponse(text=reply)
 
     def stream(self, request: LlmRequest) -> LlmStream:
+        if request.json_schema is not None:
+            return self._structured(request)
         self.requests.append(request)
         script = self.streams.pop(0) if self.streams else [LlmUnavailable("no scripted stream left")]
 
         async def events() -> AsyncIterator[str | LlmResponse]:
             shown: list[str] = []
+            calls = tuple(item for item in script if isinstance(item, ToolCall))
             for item in script:
+                if isinstance(item, ToolCall):
+                    continue
                 if isinstance(item, Exception):
                     if shown:
                         raise LlmStreamInterrupted("".join(shown), str(item))
                     raise item
                 shown.append(item)
                 yield item
-            yield LlmResponse(text="".join(shown))
+            yield LlmResponse(text="".join(shown), tool_calls=calls)
+
+        return LlmStream(events())
+
+
+    def _structured(self, request: LlmRequest) -> LlmStream:
+        """A structured call streams progress only; its reply comes from `replies`, as for `complete()`."""
+
+        async def events() -> AsyncIterator[str | LlmResponse]:
+            yield ""
+            yield await self.complete(request)
 
         return LlmStream(events())
 

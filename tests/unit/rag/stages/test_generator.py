@@ -113,14 +113,15 @@ class TestLlmGenerator:
         assert draft.text.strip() == "연차는 1년간 80퍼센트 이상 출근하면"
         assert draft.note == messages.STREAM_INTERRUPTED
 
-    async def test_revise_rewrites_once_without_streaming(self, make_generator, scripted_llm, hits):
-        llm = scripted_llm(streams=[["연차는 20일이에요 [1]."]], replies=["연차는 15일이에요 [1].\n<후속질문>\n무시"])
+    async def test_revise_rewrites_once_without_the_unsupported_claim(self, make_generator, scripted_llm, hits):
+        llm = scripted_llm(streams=[["연차는 20일이에요 [1]."], ["연차는 15일이에요 [1].\n<후속질문>\n무시"]])
         generator = make_generator(llm)
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),))
         await drain(generator, request)
         revised = await generator.revise(request, generator.finish(), ("연차는 20일이에요 [1].",))
         assert revised.text == "연차는 15일이에요 [1].\n"
-        assert "확인되지 않은 문장:\n- 연차는 20일이에요 [1]." in llm.requests[1].messages[0].content
+        assert "<주장>\n- 연차는 20일이에요 [1].\n</주장>" in llm.requests[1].messages[0].content
+        assert llm.requests[1].stage == "revise"
 
     async def test_quotes_are_never_revised(self, samples, hits):
         generator = ExtractiveGenerator(samples.corpus, samples.tokenizer)

@@ -28,7 +28,8 @@ class TestLlmGrader:
         assert (grade.passed, grade.by) == (True, "llm")
         assert labels(leave_hits, grade.relevant) == ["취업규칙 제20조"]
         sent = llm.requests[0].messages[0].content
-        assert f"[{number}] 취업규칙 제20조 (연차유급휴가)" in sent and sent.endswith(f"질문: {LEAVE_QUESTION}")
+        assert f"[{number}] 취업규칙 제20조 (연차유급휴가)" in sent
+        assert sent.endswith(f"<질문>\n{LEAVE_QUESTION}\n</질문>")
 
     async def test_the_offline_answerability_is_given_as_a_prior(self, samples, scripted_llm):
         question = "사내 카페는 몇 시까지 열어?"
