@@ -85,7 +85,7 @@ def labels(answer) -> list[str]:
 def assert_quoted_with_note(answer, events) -> None:
     """The offline answer: quoted articles with citations, the note, never empty, never an error."""
     assert errors(events) == []
-    assert answer.text.startswith(messages.EXTRACTIVE_INTRO)
+    assert messages.EXTRACTIVE_SUPPORT in answer.text  # a cited lead, then the quoted articles
     assert messages.OFFLINE_NOTE in answer.text
     assert "취업규칙 제20조" in " ".join(labels(answer))
 
