@@ -6,6 +6,11 @@ Generates a plain-text memo of short paragraphs (words drawn from a fixed list, 
 user's first file might be), ingests it into a fresh data dir with the real Kiwi tokenizer and (unless
 --lexical-only) the real dense embedder, and prints one JSON object a size: chunks, seconds, seconds per MB, and
 seconds per phase (load+parse+chunk, tokenising, embedding+store).
+
+Measured on the shared 2-core box (load 7–16, so compare CPU seconds, not wall time), dense on:
+before the packed plain-text chunks, 0.5 MB → 1,305 chunks, 183.6 CPU-s (367 CPU-s/MB); after, 0.5 MB → 334
+chunks, 71.9 CPU-s (144/MB) and 5 MB → 3,316 chunks, 632.5 CPU-s (127/MB; 1,814 s wall under load 8–12).
+Lexical only, before and after alike: ~7.2 CPU-s/MB at 0.5 and 5 MB.
 """
 
 from __future__ import annotations
