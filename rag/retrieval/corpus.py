@@ -133,23 +133,36 @@ class IndexedCorpus:
                 return matrix, np.ones(len(chunks), dtype=bool)
         except (OSError, ValueError):
             pass  # not saved yet for these chunks: read the vectors from Chroma once
+        # After an ingest, the rows of unchanged chunks come from the snapshot in memory; Chroma is asked only
+        # for the new and changed ones (reading all 200k vectors from Chroma takes minutes).
+        kept: dict[int, int] = {}
+        if self.vectors is not None:
+            for i, chunk in enumerate(chunks):
+                old = self.position.get(chunk.chunk_id)
+                if old is not None and self.has_vector[old] and self.chunks[old].content_hash == chunk.content_hash:
+                    kept[i] = old
         try:
-            stored = self.dense.vectors([c.chunk_id for c in chunks])
+            stored = self.dense.vectors([c.chunk_id for i, c in enumerate(chunks) if i not in kept])
         except RetrievalUnavailable as exc:
             log.warning("dense vectors not loaded, searching Chroma per query: %s", exc)
             return None, has_vector
-        if not stored:
+        if not stored and not kept:
             log.warning("no dense vectors for %d chunks: run `regbot ingest` to embed them", len(chunks))
             return None, has_vector
-        dim = len(next(iter(stored.values())))
+        dim = len(next(iter(stored.values()))) if stored else self.vectors.shape[1]  # type: ignore[union-attr]
         matrix = np.zeros((len(chunks), dim), dtype=np.float32)
+        if kept:
+            rows = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
+            matrix[rows] = self.vectors[np.fromiter(kept.values(), dtype=np.int64, count=len(kept))]  # type: ignore[index]
+            has_vector[rows] = True
+        fresh = np.zeros(len(chunks), dtype=bool)
         for i, chunk in enumerate(chunks):
             vector = stored.get(chunk.chunk_id)
             if vector is not None and len(vector) == dim:
                 matrix[i] = vector
-                has_vector[i] = True
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix /= np.where(norms > 0, norms, 1.0)
+                has_vector[i] = fresh[i] = True
+        norms = np.linalg.norm(matrix[fresh], axis=1, keepdims=True)
+        matrix[fresh] /= np.where(norms > 0, norms, 1.0)
         missing = len(chunks) - int(has_vector.sum())
         if missing:
             log.warning("%d chunks have no dense vector yet; they are found by lexical search only", missing)
@@ -175,7 +188,9 @@ class IndexedCorpus:
         """(position, cosine) best first over the mirrored vectors, only where `mask` allows."""
         if self.vectors is None:
             return []
-        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        # einsum runs on this thread: BLAS's gemv wakes its thread pool, which on a busy 2-core host cost 20-40 ms
+        # at 3k chunks (p95) and doubled the time at 200k (measured: benchmarks/scale.py).
+        scores = np.einsum("ij,j->i", self.vectors, np.asarray(vector, dtype=np.float32))
         allowed = mask & self.has_vector
         scores = np.where(allowed, scores, -np.inf)
         k = min(k, int(allowed.sum()))

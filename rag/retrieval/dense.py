@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 
 # Characters of the body embedded after the header; chosen by measurement (benchmarks/retrieval.py --passage).
 DEFAULT_PASSAGE_CHARS = 200
+# Vectors written to Chroma per upsert (its limit is 5461 for 1.x's SQLite back end).
+WRITE_BATCH = 5000
 
 
 def open_chroma_client(*, chroma_url: str = "", persist_dir: Path | None = None):
@@ -120,13 +122,22 @@ class DenseIndex:
                 progress(len(part))
 
     def add_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
-        """Store vectors computed elsewhere (benchmarks copy vectors instead of re-embedding)."""
-        for start in range(0, len(chunks), 1000):
-            part = chunks[start : start + 1000]
-            self.collection.upsert(
-                ids=[c.chunk_id for c in part], embeddings=[list(v) for v in vectors[start : start + 1000]],
-                documents=[c.text for c in part], metadatas=[chunk_metadata(c) for c in part],
-            )
+        """Store vectors for chunks, in upserts as large as Chroma takes (one float32 array each)."""
+        import numpy as np
+
+        batch = WRITE_BATCH
+        for start in range(0, len(chunks), batch):
+            part = chunks[start : start + batch]
+            try:
+                self.collection.upsert(
+                    ids=[c.chunk_id for c in part],
+                    embeddings=np.asarray(vectors[start : start + batch], dtype=np.float32),
+                    documents=[c.text for c in part], metadatas=[chunk_metadata(c) for c in part],
+                )
+            except RetrievalUnavailable:
+                raise
+            except Exception as exc:  # chromadb raises many transport types
+                raise RetrievalUnavailable(f"Chroma write failed: {exc.__class__.__name__}") from exc
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):

