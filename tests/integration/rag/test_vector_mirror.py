@@ -40,3 +40,30 @@ def test_restart_reads_dense_vectors_from_the_mirror_without_opening_chroma(samp
     top = lambda corpus: [corpus.chunks[i].chunk_id  # noqa: E731
                           for i, _ in corpus.dense_search(vector, 3, corpus.mask(Scope()))]
     assert top(restarted) == top(before)
+
+
+def test_an_ingest_adds_vectors_for_new_chunks_and_keeps_the_others(tmp_path, kiwi_tokenizer):
+    from rag.knowledge.ingest import Ingestor
+    from rag.retrieval.dense import open_chroma_client
+
+    folder = tmp_path / "regs"
+    folder.mkdir()
+    (folder / "휴가 규정.md").write_text("# 휴가 규정\n\n제1조(연차) 직원은 매년 15일의 연차휴가를 쓴다.\n",
+                                      encoding="utf-8")
+    store = ChunkStore(tmp_path / "index.sqlite")
+    dense = DenseIndex(open_chroma_client(persist_dir=tmp_path / "chroma"), HashingEmbedder())
+    ingestor = Ingestor(store, dense, kiwi_tokenizer)
+    assert not ingestor.ingest([folder]).failed
+    corpus = IndexedCorpus(store, dense, kiwi_tokenizer)
+    before = {c.chunk_id: corpus.vectors[i].copy() for i, c in enumerate(corpus.chunks)}
+
+    (folder / "출장 규정.md").write_text("# 출장 규정\n\n제1조(숙박비) 출장 숙박비는 실비로 지급한다.\n",
+                                      encoding="utf-8")
+    assert not ingestor.ingest([folder]).failed
+    assert corpus.refresh()
+    assert corpus.has_vector.all() and len(corpus.chunks) > len(before)
+    for chunk_id, vector in before.items():
+        assert (corpus.vectors[corpus.position[chunk_id]] == vector).all()
+    vector = HashingEmbedder().embed_query("출장 숙박비")
+    best = corpus.dense_search(vector, 1, corpus.mask(Scope()))[0][0]
+    assert corpus.chunks[best].doc == "출장 규정"
