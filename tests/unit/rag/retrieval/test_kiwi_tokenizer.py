@@ -40,10 +40,22 @@ def test_short_user_words_do_not_swallow_other_words(kiwi_tokenizer):
     assert "연가" not in kiwi_tokenizer.tokens("연간 60일의 범위에서")
 
 
-def test_explicit_user_words_replace_the_shipped_dictionary():
+def test_explicit_user_words_replace_the_shipped_dictionary_and_their_parts_are_cached(tmp_path):
     from kiwipiepy import Kiwi
 
     from rag.retrieval.tokenizer import KiwiTokenizer
 
-    tokenizer = KiwiTokenizer(Kiwi(), user_words=[("한빛테크", "NNP")])
-    assert "한빛테크" in tokenizer.tokens("한빛테크 취업규칙")
+    first = KiwiTokenizer(Kiwi(load_multi_dict=False), user_words=[("한빛테크연차휴가", "NNP")], cache_dir=tmp_path)
+    assert {"한빛테크연차휴가", "연차", "휴가"} <= set(first.tokens("한빛테크연차휴가 신청"))
+    assert (tmp_path / "kiwi_user_words.json").exists()
+    # A restart reads the parts back instead of analysing the words again (one model build instead of two).
+    again = KiwiTokenizer(Kiwi(load_multi_dict=False), user_words=[("한빛테크연차휴가", "NNP")], cache_dir=tmp_path)
+    assert again.tokens("한빛테크연차휴가 신청") == first.tokens("한빛테크연차휴가 신청")
+
+
+def test_repeated_texts_get_the_same_tokens_and_callers_cannot_change_them(kiwi_tokenizer):
+    first = kiwi_tokenizer.tokens("연차유급휴가 15일 신청")
+    first.append("변경")
+    again = kiwi_tokenizer.tokens("연차유급휴가 15일 신청")
+    assert again == first[:-1] and "15일" in again
+    assert kiwi_tokenizer.tokens_many(["출장 여비", "연차유급휴가 15일 신청"])[1] == again

@@ -42,3 +42,8 @@ def test_saved_index_is_reused_only_for_the_same_key(tmp_path):
     assert np.allclose(loaded.scores(["휴가", "임금"]), index.scores(["휴가", "임금"]))
     assert LexicalIndex.load(tmp_path / "bm25", key="v2") is None
     assert LexicalIndex.load(tmp_path / "missing", key="v1") is None
+
+
+def test_document_frequencies_are_read_from_the_index():
+    index = LexicalIndex(["a", "b", "c"], [*BODIES[:2], []])
+    assert index.doc_freq() == {"휴가": 2, "근로자": 1, "15일": 1, "임금": 1, "지급": 1}
