@@ -54,7 +54,7 @@ def test_focus_is_read_from_the_answer_header_when_the_user_named_no_regulation(
 async def test_bare_rule_code_gives_the_regulation_overview(sample_components):
     answer, _ = await collect(sample_components.pipeline, "3-1-24")
     assert answer.route == Route.LOOKUP
-    assert answer.text.startswith("**여비 규정**")
+    assert answer.text.startswith("**여비 규정** (규정 제3-1-24호)")
     assert "제5조 국내 출장 여비" in answer.text
 
 
