@@ -34,6 +34,7 @@ class Chunk(Frozen):
     deleted: bool = False  # a 삭제 article
     page: int | None = None
     effective_date: str = ""
+    rule_code: str = ""  # the regulation's number, 3-1-24 (front matter 규정번호 or the title)
     status: str = ""  # 시행, 폐지 …
     audience: str = ""
     domain: str = ""

@@ -216,6 +216,8 @@ class AnswerPipeline:
             return
 
         if route == Route.LOOKUP:
+            if understood.lookup_query != question:
+                trace.note(f"lookup from the conversation: {understood.lookup_query}")
             yield AnswerEvent.status(messages.STATUS_LOOKUP)
             draft, result = await self._timed(trace, "lookup",
                                               self.stages.structural.run(understood.lookup_query, turn.scope))

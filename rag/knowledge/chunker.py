@@ -62,6 +62,7 @@ class ArticleChunker:
                     deleted=article.deleted,
                     page=article.page,
                     effective_date=parsed.effective_date,
+                    rule_code=parsed.rule_code,
                     status=parsed.status,
                     audience=audience,
                     domain=domain,

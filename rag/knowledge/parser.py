@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from rag.knowledge.loaders.base import LoadedDocument
 from rag.models import article_label
-from rag.text import normalize_text
+from rag.text import normalize_text, split_rule_code, title_rule_code
 
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
 _HEADING_HASHES = re.compile(r"^#{1,6}\s*")
@@ -76,6 +76,7 @@ class ParsedDocument:
     front_matter: dict
     articles: list[ParsedArticle]
     divisions: list[tuple[str, ...]]  # every chapter path, in order, for overviews
+    rule_code: str = ""  # 3-1-24: the front matter's 규정번호, else a number in the title
 
     @property
     def effective_date(self) -> str:
@@ -94,7 +95,8 @@ class RegulationParser:
     """Parses a LoadedDocument into a ParsedDocument."""
 
     def parse(self, loaded: LoadedDocument, *, fallback_name: str) -> ParsedDocument:
-        doc = normalize_text(loaded.title).strip() or fallback_name
+        title_code, doc = title_rule_code(normalize_text(loaded.title).strip() or fallback_name)
+        declared, _ = split_rule_code(str(loaded.front_matter.get("규정번호") or ""))
         state = _ParseState(markdown=loaded.markdown_headings)
         offset = 0
         for raw in loaded.text.splitlines(keepends=True):
@@ -105,7 +107,7 @@ class RegulationParser:
         if not any(a.kind in ("article", "addenda") for a in articles):
             articles = [a for a in articles if a.kind != "text"] + plain_sections(loaded)
         return ParsedDocument(doc=doc, front_matter=loaded.front_matter, articles=articles,
-                              divisions=state.divisions)
+                              divisions=state.divisions, rule_code=declared or title_code)
 
 
 class _ParseState:

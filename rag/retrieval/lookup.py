@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rag.models import Chunk, Scope, article_label, paragraph_marker
+from rag.models import Chunk, Message, Scope, article_label, paragraph_marker
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
-from rag.text import collapse_spaces, normalize_text
+from rag.text import collapse_spaces, normalize_text, split_rule_code
 
 # What may follow a reference and still make it a pure lookup ("…보여줘", "…전문").
 _FILLER = re.compile(
@@ -25,6 +25,21 @@ _FULLTEXT_REF = re.compile(r"^\s*(?:전문|원문|전체\s*조문)\s*(?:(\d+)\s*
 # "시행령"/"시행규칙" after a law whose decree is not indexed.
 _SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
 _ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
+# How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
+_FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
+# "2항은?" right after an article: a paragraph of that article.
+_PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
+# Markup an answer wraps a reference in ("**취업규칙 제20조(연차유급휴가)** [1]").
+_MARKUP = re.compile(r"[*「」『』\[\]]")
+
+
+class LookupFocus(BaseModel):
+    """The regulation (and article) a conversation was last about, read from its messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    doc: str
+    article: str = ""
 
 
 class LookupResult(BaseModel):
@@ -56,11 +71,15 @@ class StructuralLookup:
 
     def names(self) -> DocumentNames:
         if self._names is None or self._names_version != self.corpus.version:
-            stems = {}
+            stems: dict[str, str] = {}
+            codes: dict[str, str] = {}
             for chunk in self.corpus.chunks:
                 if chunk.source_path:
                     stems.setdefault(re.sub(r"\.[^.]+$", "", chunk.source_path.rsplit("/", 1)[-1]), chunk.doc)
-            self._names = DocumentNames(self.corpus.documents(), aliases=self.aliases, file_stems=stems)
+                if chunk.rule_code:
+                    codes.setdefault(chunk.rule_code, chunk.doc)
+            self._names = DocumentNames(self.corpus.documents(), aliases=self.aliases, file_stems=stems,
+                                        codes=codes)
             self._names_version = self.corpus.version
         return self._names
 
@@ -69,7 +88,8 @@ class StructuralLookup:
         text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
         doc, rest = self.names().longest_prefix(text)
         if not doc:
-            return None
+            code, after = split_rule_code(text)  # "3-1-99": a rule code no document carries is still a reference
+            return (code, after) if code and (_FILLER.match(after) or _reference_rest(after)) else None
         if _FILLER.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
         match = _SUBORDINATE.match(rest)
@@ -77,9 +97,56 @@ class StructuralLookup:
             return doc, rest  # the decree of a law that is indexed, when the decree itself is not
         return None
 
+    def focus(self, history: tuple[Message, ...] | list[Message]) -> LookupFocus | None:
+        """The last regulation the conversation named (newest message first): a user's reference or the header of
+        an answer. Derived from the history each Turn carries, so no separate conversation state is needed."""
+        for message in reversed(history):
+            found = self._mention(message.content[:600])
+            if found is not None:
+                return found
+        return None
+
+    def followup(self, question: str, history: tuple[Message, ...] | list[Message]) -> tuple[str, LookupFocus] | None:
+        """("취업규칙 제21조", focus) for "그럼 21조는?" after a turn about 취업규칙; None when the question names
+        its own regulation, is not a bare reference, or the conversation named none."""
+        if not history:
+            return None
+        text = collapse_spaces(normalize_text(question).replace("「", "").replace("」", ""))
+        rest = _FOLLOWUP_OPENER.sub("", text, count=1)
+        if not rest or self.names().longest_prefix(rest)[0]:
+            return None
+        paragraph = _PARAGRAPH_ONLY.match(rest)
+        if paragraph is None and _reference_rest(rest) is None:
+            return None
+        focus = self.focus(history)
+        if focus is None:
+            return None
+        if paragraph is not None:
+            if not focus.article or not _FILLER.match(paragraph.group(2)):
+                return None
+            return f"{focus.doc} {focus.article} {paragraph.group(1)}항", focus
+        return f"{focus.doc} {rest}", focus
+
+    def _mention(self, text: str) -> LookupFocus | None:
+        """The first regulation named in `text`, with the article right after it when there is one."""
+        text = collapse_spaces(_MARKUP.sub(" ", normalize_text(text)))
+        names = self.names()
+        for start in [0, *(m.end() for m in re.finditer(r"[\s(]+", text))]:
+            doc, rest = names.longest_prefix(text[start:])
+            if not doc:
+                continue
+            article = _ARTICLE_REF.match(rest)
+            if article is None:
+                return LookupFocus(doc=doc)
+            branch = int(article.group(2)) if article.group(2) else None
+            return LookupFocus(doc=doc, article=article_label(int(article.group(1)), branch))
+        return None
+
     def lookup(self, query: str, scope: Scope | None = None) -> LookupResult:
         text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
         doc, rest = self.names().longest_prefix(text)
+        if not doc and split_rule_code(text)[0]:
+            return LookupResult(kind="not_found", target=text, exact=True)
         if not doc:
             name = re.split(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)", text)[0]
             match = self.names().resolve(name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from rag.text import doc_key
+from rag.text import doc_key, split_rule_code
 
 # "시행령"/"시행규칙" right after a law's name (with or without a space).
 _SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
@@ -35,10 +35,15 @@ class DocumentNames:
     """Maps name keys (no spaces, NFC) to documents, with aliases and file stems."""
 
     def __init__(self, documents: Iterable[str], *, aliases: Mapping[str, str] | None = None,
-                 file_stems: Mapping[str, str] | None = None) -> None:
+                 file_stems: Mapping[str, str] | None = None, codes: Mapping[str, str] | None = None) -> None:
         self.documents = list(dict.fromkeys(documents))
+        self.codes = dict(codes or {})  # rule code (3-1-24) → document
         by_key = {doc_key(d): d for d in self.documents}
         self.keys: dict[str, str] = dict(by_key)
+        for doc in self.documents:  # "근로기준법(예시)" answers to "근로기준법" unless a document has that name
+            bare = re.sub(r"\s*[(（][^)）]*[)）]\s*$", "", doc)
+            if bare != doc and doc_key(bare):
+                self.keys.setdefault(doc_key(bare), doc)
         for stem, doc in (file_stems or {}).items():
             self.keys.setdefault(doc_key(stem), doc)
         for alias, target in (aliases or {}).items():
@@ -61,7 +66,11 @@ class DocumentNames:
         """The longest known name that `text` starts with (ignoring spaces): (document, rest of text).
 
         A name followed by 시행령/시행규칙 ("근기법 시행령 30조") names that decree or rule of the law when it is
-        indexed, so no alias is needed per decree."""
+        indexed, so no alias is needed per decree. A known rule code ("3-1-24", "규정 제3-1-24호") names its
+        regulation."""
+        code, after = split_rule_code(text)
+        if code and code in self.codes:
+            return self.codes[code], after
         doc, rest = self._longest_prefix(text)
         if doc:
             match = _SUBORDINATE.match(rest)

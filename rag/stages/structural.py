@@ -35,6 +35,8 @@ class StructuralAnswerer:
                             chunk_id=first.chunk_id, chapter=first.chapter)
         if result.kind in ("overview", "chapter"):
             header = f"**{result.doc}**" if result.kind == "overview" else f"**{result.doc} {result.outline[0]}**"
+            if result.kind == "overview" and first.rule_code:
+                header += messages.RULE_CODE_SUFFIX.format(code=first.rule_code)
             body_lines = list(result.outline[1:] if result.kind == "chapter" else result.outline)
             if len(body_lines) > MAX_OUTLINE_LINES:
                 more = messages.OUTLINE_MORE.format(count=len(body_lines) - MAX_OUTLINE_LINES)

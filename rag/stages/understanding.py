@@ -97,8 +97,15 @@ class OfflineQueryUnderstander:
             if decision.route == Route.SEARCH and enhanced.used_history:
                 again = await self.router.run(enhanced.text)
                 decision = RouteDecision(route=Route.SEARCH) if again.route == Route.CHITCHAT else again
+        lookup_query = question
+        if forced in (None, Route.LOOKUP) and self.router.lookup.parse(question) is None:
+            # "그럼 21조는?" / "전문 보여줘" after a turn about 취업규칙: a lookup in the regulation the conversation
+            # is about, read from the history the turn carries.
+            resolved = self.router.lookup.followup(question, history)
+            if resolved is not None:
+                decision, lookup_query = RouteDecision(route=Route.LOOKUP), resolved[0]
         plan = await self.planner.run(enhanced.text)
-        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=question)
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query)
 
 
 class _UnderstandingReply(BaseModel):
@@ -148,7 +155,8 @@ class LlmQueryUnderstander:
 
     async def run(self, question: str, history: tuple[Message, ...], *,
                   forced: Route | None = None) -> QueryUnderstanding:
-        if forced == Route.LOOKUP or (forced is None and self._caught_by_pattern(question)):
+        if forced == Route.LOOKUP or (forced is None and (self._caught_by_pattern(question)
+                                                          or self.lookup.followup(question, history) is not None)):
             understood = await self.fallback.run(question, history, forced=forced)
             return understood.model_copy(update={"by": "pattern"})
         recent = recent_history(history)

@@ -138,3 +138,28 @@ def test_chunker_keeps_markup_remnants_out_of_chunk_text_but_keeps_the_table():
     assert "<img" not in chunk.text and "</img>" not in chunk.text and "&lt;" not in chunk.text
     assert "│1년 이상 │15" in chunk.text
     assert "삭제 <2007.11.13> 연구원 & 직원은 <개정 2025.2.1> 같다." in chunk.text
+
+
+def parse_titled(title: str, front_matter: dict | None = None, fallback: str = "x"):
+    loaded = LoadedDocument(path="x.md", format="md", text=MARKDOWN, title=title,
+                            front_matter=front_matter or {}, markdown_headings=True)
+    return RegulationParser().parse(loaded, fallback_name=fallback)
+
+
+def test_rule_code_comes_from_the_front_matter_and_reaches_every_chunk():
+    parsed = parse_titled("연구소 보안 지침", {"규정번호": "제2-3-7호"})
+    assert (parsed.doc, parsed.rule_code) == ("연구소 보안 지침", "2-3-7")
+    assert {c.rule_code for c in ArticleChunker().chunk(parsed)} == {"2-3-7"}
+
+
+def test_rule_code_in_the_title_is_split_from_the_name():
+    assert (parse_titled("3-1-24 여비규정").doc, parse_titled("3-1-24 여비규정").rule_code) == ("여비규정", "3-1-24")
+    parsed = parse_titled("여비 규정(제3-1-24호)")
+    assert (parsed.doc, parsed.rule_code) == ("여비 규정", "3-1-24")
+    parsed = parse_titled("", fallback="4-2 복무규정")
+    assert (parsed.doc, parsed.rule_code) == ("복무규정", "4-2")
+
+
+def test_a_title_without_a_code_keeps_its_name_and_no_code():
+    parsed = parse_titled("2025년 연구소 보안 지침")
+    assert (parsed.doc, parsed.rule_code) == ("2025년 연구소 보안 지침", "")
