@@ -40,12 +40,13 @@ class TestOfflineQueryRouter:
         decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)
         assert (decision.route, decision.chitchat_kind) == (Route.CHITCHAT, kind)
 
-    @pytest.mark.parametrize("question", ["취업규칙 제20조", "여비 규정 별표 2", "취업규칙 20조 1항 보여줘"])
+    @pytest.mark.parametrize("question", ["취업규칙 제20조", "여비 규정 별표 2", "취업규칙 20조 1항 보여줘",
+                                          "3-1-24"])  # a rule code a sample carries
     async def test_references_are_lookups(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.LOOKUP
 
     @pytest.mark.parametrize("question", [LEAVE_QUESTION, "취업규칙 연차 규정 알려줘", "고마운데 병가는 며칠이야?",
-                                          "연차?", "3-1-24", "안녕하세요, 연차 며칠이에요?", "연차 어떻게 써?",
+                                          "연차?", "안녕하세요, 연차 며칠이에요?", "연차 어떻게 써?",
                                           "잠깐, 병가는 며칠이야?"])
     async def test_questions_about_rules_are_searched(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.SEARCH
