@@ -8,6 +8,7 @@ doing goes to stderr, and only when stderr is a terminal.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -34,9 +35,16 @@ class _LeftHeading(Heading):
 
 
 class AnswerMarkdown(Markdown):
-    """rich's Markdown with left-aligned headings."""
+    """rich's Markdown with left-aligned headings; a single newline stays a line break (answers are written line
+    by line, as Slack and Teams show them: an outline's lines must not run together into one paragraph)."""
 
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
+
+    def __init__(self, markup: str, **kwargs) -> None:
+        super().__init__(_SINGLE_NEWLINE.sub("  \n", markup), **kwargs)
+
+
+_SINGLE_NEWLINE = re.compile(r"(?<![\n ])\n(?!\n)")
 
 
 @dataclass
