@@ -13,7 +13,9 @@ scores (refused when both gradings fall below it), so the table costs one pass o
 `AnswerabilityWeights` holds), and `--halves` checks robustness: fit and choose the threshold on one half of the
 items (stratified by type), score the other half, and the other way round.
 
-    REGBOT_DATA_DIR=... .venv/bin/python benchmarks/refusal.py [--eval FILE] [--fit] [--halves] [--json]
+    REGBOT_DATA_DIR=... .venv/bin/python benchmarks/refusal.py [--eval FILE ...] [--fit] [--halves] [--json]
+
+Several `--eval` files are pooled (the weights are fitted on dev and the held-out sets already scored once).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from rag.stages.answerability import Answerability, AnswerabilityJudge, Answerab
 from rag.stages.grader import GradeResult  # noqa: E402
 
 SHARED = REPO.parent / "shared"
-FEATURES = ("coverage", "agreement", "document_agreement")
+FEATURES = ("coverage", "agreement", "document_agreement", "heading", "similarity")
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
 MAX_FALSE_REFUSAL = 0.03  # the target a threshold is chosen for: at most 3 % of answerable questions refused
 
@@ -80,10 +82,8 @@ async def record(items: list[EvalItem], components) -> list[Row]:
     return rows
 
 
-def score(weights: AnswerabilityWeights, features: dict[str, float]) -> float:
-    z = (weights.bias + weights.coverage * features["coverage"] + weights.agreement * features["agreement"]
-         + weights.document_agreement * features["document_agreement"])
-    return 1.0 / (1.0 + math.exp(-z))
+def score(weights: AnswerabilityWeights, features: dict[str, float | None]) -> float:
+    return weights.score(**features)
 
 
 def refused(row: Row, weights: AnswerabilityWeights, threshold: float) -> bool:
@@ -115,8 +115,16 @@ def choose(trade_off: list[dict[str, float | int]]) -> dict[str, float | int] | 
     return max(allowed, key=lambda r: (r["refusal"] or 0.0, -r["threshold"]), default=None)
 
 
+def _inputs(features: dict[str, float | None], center: float) -> list[float]:
+    """The regression's inputs: similarity relative to its center (0 when there is no dense index), as scored."""
+    similarity = features.get("similarity")
+    return [1.0, *(features[f] for f in FEATURES[:-1]), 0.0 if similarity is None else 10 * (similarity - center)]
+
+
 def fit(rows: list[Row], *, l2: float = 0.1, steps: int = 5000, rate: float = 0.5) -> AnswerabilityWeights:
-    """Logistic regression (gradient descent) of answerable vs out-of-scope on the first grading's features."""
+    """Logistic regression (gradient descent) of answerable vs out-of-scope on the first grading's features.
+    Similarity enters scaled by 10 (its spread is a tenth of the others'), so one step size suits all."""
+    center = AnswerabilityWeights().similarity_center
     data = [(r.graded[0], 1.0 if r.answerable else 0.0) for r in rows
             if r.graded and (r.answerable or r.type == "out_of_scope")]
     w = [0.0] * (len(FEATURES) + 1)
@@ -124,7 +132,7 @@ def fit(rows: list[Row], *, l2: float = 0.1, steps: int = 5000, rate: float = 0.
     for _ in range(steps):
         grad = [0.0] * len(w)
         for features, label in data:
-            x = [1.0, *(features[f] for f in FEATURES)]
+            x = _inputs(features, center)
             p = 1.0 / (1.0 + math.exp(-sum(a * b for a, b in zip(w, x, strict=True))))
             for i, xi in enumerate(x):
                 grad[i] += (p - label) * xi
@@ -132,7 +140,8 @@ def fit(rows: list[Row], *, l2: float = 0.1, steps: int = 5000, rate: float = 0.
             grad[i] = grad[i] / n + (l2 * w[i] / n if i else 0.0)
             w[i] -= rate * grad[i]
     return AnswerabilityWeights(bias=round(w[0], 2), coverage=round(w[1], 2), agreement=round(w[2], 2),
-                                document_agreement=round(w[3], 2))
+                                document_agreement=round(w[3], 2), heading=round(w[4], 2),
+                                similarity=round(10 * w[5], 2))
 
 
 def halves(rows: list[Row]) -> list[dict]:
@@ -157,22 +166,24 @@ def halves(rows: list[Row]) -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--eval", type=Path, default=SHARED / "eval" / "dev.jsonl")
+    parser.add_argument("--eval", type=Path, action="append", help="eval file (repeat to pool several; default: dev)")
     parser.add_argument("--fit", action="store_true", help="refit the logistic weights and show their trade-off")
     parser.add_argument("--halves", action="store_true", help="fit on one half of the items, score the other")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args()
-    if not args.eval.is_file():
-        print(json.dumps({"benchmark": "refusal", "skipped": f"not found: {args.eval}"}, ensure_ascii=False))
+    files = args.eval or [SHARED / "eval" / "dev.jsonl"]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        print(json.dumps({"benchmark": "refusal", "skipped": f"not found: {', '.join(missing)}"}, ensure_ascii=False))
         return 0
     settings = Settings(REGBOT_LLM="offline")
     components = build_components(settings)
     if not components.corpus.chunks:
         print(f"the index in {settings.data_dir} is empty: run `regbot ingest` first", file=sys.stderr)
         return 1
-    rows = asyncio.run(record(load_eval_file(args.eval), components))
+    rows = asyncio.run(record([item for f in files for item in load_eval_file(f)], components))
     weights = components.pipeline.stages.grader.judge.weights
-    result: dict = {"benchmark": "refusal", "eval": str(args.eval), "weights": weights.model_dump(),
+    result: dict = {"benchmark": "refusal", "eval": [str(f) for f in files], "weights": weights.model_dump(),
                     "configured_threshold": settings.answerable_threshold, "trade_off": table(rows, weights)}
     result["suggested"] = choose(result["trade_off"])
     if args.fit:

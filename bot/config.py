@@ -125,7 +125,7 @@ class Settings(BaseSettings):
                                description="Seconds a cached answer is reused; ingest invalidates the cache anyway.")
 
     answerable_threshold: float = Field(
-        0.65, ge=0.0, le=1.0, alias="REGBOT_ANSWERABLE_THRESHOLD",
+        0.70, ge=0.0, le=1.0, alias="REGBOT_ANSWERABLE_THRESHOLD",
         description="Offline answerability (0–1) a question's evidence needs before it is answered; below it the "
                     "bot says the regulations are silent. Higher refuses more; `benchmarks/refusal.py` prints the "
                     "trade-off (with an LLM it is the grader's prior).")

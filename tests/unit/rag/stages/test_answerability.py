@@ -87,3 +87,28 @@ class TestOfflineGraderDecidesByAnswerability:
                                      threshold=1.0).run(LEAVE_QUESTION, hits)
         assert (lenient.passed, strict.passed) == (True, False)
         assert "연차" in strict.looked_for
+
+
+class TestHeadingAndSimilarity:
+    def test_an_article_titled_with_the_topic_covers_its_heading_one_that_mentions_it_does_not(self, judge):
+        titled = Chunk(chunk_id="a", doc="취업규칙", article="제20조", title="연차휴가",
+                       text="제20조(연차휴가)\n1년간 8할 이상 출근한 직원에게 15일을 준다.")
+        mentioned = Chunk(chunk_id="b", doc="취업규칙", article="제40조", title="포상",
+                          text="제40조(포상)\n연차휴가를 다 쓰지 않은 직원의 포상은 따로 정한다.")
+        about = judge.assess("연차휴가 며칠이야?", [Hit(chunk=titled, score=1.0)])
+        passing = judge.assess("연차휴가 며칠이야?", [Hit(chunk=mentioned, score=1.0)])
+        assert about.heading == 1.0 and passing.heading == 0.0
+        assert about.coverage == passing.coverage and about.score > passing.score
+
+    def test_similarity_counts_only_for_the_model_the_weights_were_fitted_on(self, samples, judge):
+        # The test index embeds with a hashing embedder: its cosines are on another scale, so they are ignored.
+        hits = samples.retriever.search_sync(LEAVE_QUESTION, k=6)
+        assert judge.assess(LEAVE_QUESTION, hits).similarity is None
+
+    def test_a_question_closer_to_its_article_scores_higher_and_unknown_similarity_is_neutral(self, judge):
+        weights = judge.weights
+        center = weights.similarity_center
+        signals = (0.5, 0.5, 0.5, 0.5)
+        base = weights.score(*signals)
+        assert weights.score(*signals, center + 0.02) > base > weights.score(*signals, center - 0.02)
+        assert weights.score(*signals, None) == base == weights.score(*signals, center)
