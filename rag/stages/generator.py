@@ -178,11 +178,13 @@ class ExtractiveGenerator:
         parts = request.sub_questions or (request.question,)
         # Each part of a compound question is a question of its own: two quotes each (three for a single question).
         quotes_per_part = self.max_quotes if len(parts) == 1 else max(1, self.max_quotes - 1)
+        # The lead stays one or two sentences in all: one per part when the question has several.
+        sentences_per_part = self.lead_sentences if len(parts) == 1 else 1
         answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
         for part_question, hits in zip(parts, request.evidence, strict=False):
             ranked = self.ranked_paragraphs(part_question, hits[: self.hits_per_part])
             if ranked:
-                answered.append((part_question, ranked, self.lead(part_question, ranked)))
+                answered.append((part_question, ranked, self.lead(part_question, ranked, sentences_per_part)))
         # Markers are numbered in reading order: every lead first, then the quotes.
         leads = [" ".join(f"{sentence} [{cite(hit, marker, text).index}]" for sentence, hit, marker, text in lead)
                  for _, _, lead in answered if lead]
@@ -232,7 +234,8 @@ class ExtractiveGenerator:
                 out.append(item)
         return out
 
-    def lead(self, question: str, ranked: list[tuple[float, Hit, str, str]]) -> list[tuple[str, Hit, str, str]]:
+    def lead(self, question: str, ranked: list[tuple[float, Hit, str, str]], at_most: int | None = None
+             ) -> list[tuple[str, Hit, str, str]]:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
         condition, a deadline, a definition) and the most question words; a second one from another paragraph
         only when it answers question words the first leaves out."""
@@ -268,7 +271,7 @@ class ExtractiveGenerator:
         if close is None and complement is not None and \
                 _overlap(uncovered, set(complement[2])) * complement[1] >= self.second_lead_share * best[0]:
             close = complement
-        if self.lead_sentences > 1 and close is not None:
+        if (self.lead_sentences if at_most is None else at_most) > 1 and close is not None:
             chosen.append((close[3], close[4], close[5], close[6]))
         return chosen
 

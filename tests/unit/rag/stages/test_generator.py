@@ -161,3 +161,15 @@ class TestExtractiveGenerator:
         await drain(generator, request)
         leads = generator.finish().text.split("\n\n", 1)[0].splitlines()
         assert len(leads) == 2 and "[1]" in leads[0] and "[2]" in leads[1]
+
+    async def test_a_compound_question_keeps_its_lead_to_one_sentence_a_part(self, samples, hits):
+        # With two articles a part, a single question could take a second lead sentence; each part takes one, so
+        # the reader meets both parts' answers first.
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                        second_lead_share=0.0)
+        request = GenerationInput(question="연차는 며칠이고 숙박비 한도는 얼마야?",
+                                  sub_questions=("연차는 며칠이야?", "숙박비 한도는 얼마야?"),
+                                  evidence=((hits["leave"], hits["promote"]), (hits["hotel"], hits["sick"])))
+        await drain(generator, request)
+        leads = generator.finish().text.split("\n\n", 1)[0].splitlines()
+        assert [re.findall(r"\[\d+\]", line) for line in leads] == [["[1]"], ["[2]"]]
