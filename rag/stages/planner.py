@@ -13,8 +13,14 @@ from pydantic import BaseModel, ConfigDict
 
 from rag.retrieval.tokenizer import Tokenizer
 
-# Joins that separate two questions: "A이랑 B", "A하고 B", "A? 그리고 B", "A, 그리고 B", "A 그리고 B".
-_SPLIT = re.compile(r"\?\s+(?:그리고\s+|또\s+|그럼\s+)?|,\s*그리고\s+|\s그리고\s+|(?<=[가-힣])(?:이랑|랑|하고)\s+")
+# Joins that separate two questions. Strong: "A? 그리고 B", "A, 그리고 B", "A 그리고 B", and a question word
+# joined by 이고 ("A는 며칠이고 B는 …?"). Weak: "A이랑 B", "A하고 B" — not the verb's 하고 of "신고하고 싶은데".
+_STRONG_SPLIT = (r"\?\s+(?:그리고\s+|또\s+|그럼\s+)?|,\s*그리고\s+|\s그리고\s+"
+                 r"|(?:(?<=며칠)|(?<=얼마)|(?<=언제)|(?<=어디)|(?<=무엇))(?:이고|고),?\s+")
+_WEAK_SPLIT = r"(?<=[가-힣])(?:이랑|랑|하고)(?!\s*(?:싶|있|나서|나면|난))(?:,\s*|\s+)"
+_SPLIT = re.compile(f"({_STRONG_SPLIT})|{_WEAK_SPLIT}")
+# A part that asks: it ends with "?" or holds a question word.
+_ASKS = re.compile(r"\?\s*$|뭐|무엇|무슨|몇|며칠|얼마|언제|어디|어떻게|어떤|누가|누구|왜|는지|은지|ㄴ지|할까|나요|까요")
 MAX_PARTS = 3
 
 
@@ -43,8 +49,10 @@ class OfflineQueryPlanner:
 
     async def run(self, question: str) -> QueryPlan:
         keywords = tuple(dict.fromkeys(t for t in self.tokenizer.tokens(question) if len(t) > 1))
-        parts = [p.strip(" ,.?") for p in _SPLIT.split(question) if p and p.strip(" ,.?")]
-        topical = [p for p in parts if len([t for t in self.tokenizer.tokens(p) if len(t) > 1]) >= 2]
+        parts, strong = self._split(question)
+        # Each side must carry its own topic: one noun after a strong join ("월급은 한 달에 몇 번 줘야 해?"), two
+        # nouns after a weak one (so "연차랑 병가 차이" stays one question).
+        topical = [p for p in parts if self._topic_words(p) >= (1 if strong else 2)]
         if len(parts) < 2 or len(topical) < 2:
             return QueryPlan(intent=question, keywords=keywords, search_queries=(question,))
         parts = topical[:MAX_PARTS]
@@ -54,3 +62,28 @@ class OfflineQueryPlanner:
                                 for p in parts[1:]]
         return QueryPlan(intent=question, keywords=keywords, search_queries=(question, *queries),
                          sub_questions=tuple(parts), strategy=Strategy.MULTI)
+
+    @staticmethod
+    def _split(question: str) -> tuple[list[str], bool]:
+        """The parts between joins, and whether every join was a strong one. What follows a "?" is a part only
+        when it asks something too: "…출장비 나와? 공무원이야" is one question with its context."""
+        parts: list[str] = []
+        strong, start, after_mark = True, 0, False
+        for join in _SPLIT.finditer(question):
+            piece = question[start : join.start()]
+            if after_mark and parts and not _ASKS.search(piece + "?" * join.group(0).startswith("?")):
+                parts[-1] += " " + piece
+            else:
+                parts.append(piece)
+            strong = strong and join.group(1) is not None
+            start, after_mark = join.end(), join.group(0).startswith("?")
+        last = question[start:]
+        if after_mark and parts and not _ASKS.search(last):
+            parts[-1] += " " + last
+        else:
+            parts.append(last)
+        return [p.strip(" ,.?") for p in parts if p.strip(" ,.?")], strong
+
+    def _topic_words(self, part: str) -> int:
+        """Content nouns (verb stems such as 주다 or 궁금하다 name no topic)."""
+        return len([t for t in self.tokenizer.tokens(part) if len(t) > 1 and not t.endswith("다")])

@@ -60,7 +60,19 @@ class TestOfflineQueryPlanner:
         assert plan.sub_questions == ("병가 진단서는 언제 내야 해", "출장 숙박비 한도는 얼마야")
         assert plan.search_queries[1:] == plan.sub_questions
 
-    @pytest.mark.parametrize("question", [LEAVE_QUESTION, "연차랑 병가 차이가 뭐야?"])
+    @pytest.mark.parametrize(("question", "parts"), [
+        ("병가는 며칠이고 출장 숙박비 한도는 얼마야?", ("병가는 며칠", "출장 숙박비 한도는 얼마야")),
+        ("병가를 어기면 어떤 징계를 받는지, 그리고 월급은 몇 번 줘?",
+         ("병가를 어기면 어떤 징계를 받는지", "월급은 몇 번 줘")),
+    ])
+    async def test_splits_at_a_question_word_joined_by_이고_and_keeps_a_one_noun_part(self, samples, question, parts):
+        assert (await OfflineQueryPlanner(samples.tokenizer).run(question)).sub_questions == parts
+
+    @pytest.mark.parametrize("question", [
+        LEAVE_QUESTION, "연차랑 병가 차이가 뭐야?",
+        "회사 규정 위반을 신고하고 싶은데, 신고했다고 불이익 받을까 봐 걱정돼",  # 하고 of a verb, not a join
+        "출장 가면 숙박비는 얼마까지 나와? 본사 직원이야",  # what follows the "?" is context, not a question
+    ])
     async def test_keeps_a_single_question_whole(self, samples, question):
         plan = await OfflineQueryPlanner(samples.tokenizer).run(question)
         assert plan.strategy == Strategy.SINGLE
