@@ -229,7 +229,8 @@ class AnswerPipeline:
                     yield AnswerEvent.sources(draft.citations)
                 hits = [Hit(chunk=c, score=1.0) for c in result.chunks]
                 yield AnswerEvent.done(self._answer_model(draft.text, route, trace, citations=draft.citations,
-                                                          hits=hits, grounded=bool(draft.citations)))
+                                                          hits=hits, followups=draft.followups,
+                                                          grounded=bool(draft.citations)))
                 return
 
         async for event in self._search(turn, understood, trace, cacheable=cacheable):

@@ -28,6 +28,7 @@ _ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
 _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
 # "2항은?" right after an article: a paragraph of that article.
+_NAME_END = re.compile(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
 _PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
 # Markup an answer wraps a reference in ("**취업규칙 제20조(연차유급휴가)** [1]").
 _MARKUP = re.compile(r"[*「」『』\[\]]")
@@ -89,7 +90,12 @@ class StructuralLookup:
         doc, rest = self.names().longest_prefix(text)
         if not doc:
             code, after = split_rule_code(text)  # "3-1-99": a rule code no document carries is still a reference
-            return (code, after) if code and (_FILLER.match(after) or _reference_rest(after)) else None
+            if code:
+                return (code, after) if _FILLER.match(after) or _reference_rest(after) else None
+            # A part of a name before a reference ("근로기준 제46조"): `lookup` resolves it or offers the choice.
+            name, rest = _split_name(text)
+            names = self.names().resolve(name) if name and _reference_rest(rest) else None
+            return (name, rest) if names is not None and (names.doc or names.candidates) else None
         if _FILLER.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
         match = _SUBORDINATE.match(rest)
@@ -148,10 +154,10 @@ class StructuralLookup:
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
         if not doc:
-            name = re.split(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)", text)[0]
+            name, _ = _split_name(text)
             match = self.names().resolve(name)
             if match.candidates:
-                return LookupResult(kind="ambiguous", candidates=match.candidates)
+                return self._among(match.candidates, text[len(name):], scope)
             if not match.doc:
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
@@ -177,6 +183,21 @@ class StructuralLookup:
             return LookupResult(kind="not_found", doc=doc, target=target, exact=True)
         return LookupResult(kind=kind, doc=doc, target=target, paragraph=paragraph, chunks=selected)
 
+    def _among(self, candidates: tuple[str, ...], rest: str, scope: Scope | None) -> LookupResult:
+        """A name several regulations share ("근로기준 제26조"): those holding the article decide. One → that article;
+        several → the choice as complete references (exact: the user picks, nothing is searched); none → the
+        name stays ambiguous (and may be searched)."""
+        reference = _reference_rest(rest)
+        if reference is None or reference[0] != "article":
+            return LookupResult(kind="ambiguous", candidates=candidates)
+        target = reference[1]
+        holding = [doc for doc in candidates if any(c.article == target for c in self.corpus.of_document(doc, scope))]
+        if len(holding) == 1:
+            return self.lookup(f"{holding[0]} {rest}", scope)
+        if not holding:
+            return LookupResult(kind="ambiguous", candidates=candidates)
+        return LookupResult(kind="ambiguous", target=target, candidates=tuple(holding), exact=True)
+
     def _overview(self, doc: str, chunks: list[Chunk]) -> LookupResult:
         outline: list[str] = []
         last_path: tuple[str, ...] = ()
@@ -201,6 +222,12 @@ class StructuralLookup:
         heading = next(p for p in selected[0].chapter_path if p.split(" ")[0] == target)
         outline = [heading] + [f"  {c.article} {c.title}".rstrip() for c in selected if not c.part and not c.deleted]
         return LookupResult(kind="chapter", doc=doc, target=target, chunks=selected, outline=tuple(outline))
+
+
+def _split_name(text: str) -> tuple[str, str]:
+    """(what precedes the first reference-like word, the rest): the name part of "근로기준 제46조"."""
+    name = _NAME_END.split(text, maxsplit=1)[0].strip()
+    return name, text[len(name):]
 
 
 def _reference_rest(rest: str) -> tuple[str, str, str] | None:

@@ -22,6 +22,11 @@ class StructuralAnswerer:
         return self.render(result, query), result
 
     def render(self, result: LookupResult, query: str) -> DraftAnswer:
+        if result.kind == "ambiguous" and result.target:
+            # Each regulation that holds the article is offered as a follow-up: one tap is the exact lookup.
+            choices = tuple(f"{doc} {result.target}" for doc in result.candidates)
+            text = messages.LOOKUP_CHOOSE.format(target=result.target, candidates=", ".join(result.candidates))
+            return DraftAnswer(text=text, citations=(), followups=choices)
         if result.kind == "ambiguous":
             text = messages.LOOKUP_AMBIGUOUS.format(name=query, candidates=", ".join(result.candidates))
             return DraftAnswer(text=text, citations=())

@@ -75,3 +75,12 @@ async def test_unknown_rule_code_is_answered_as_not_found_not_small_talk(sample_
 async def test_article_follow_up_after_a_rule_code(sample_components):
     answer, _ = await ask_after(sample_components, "3-1-24", "그럼 제6조는?")
     assert answer.citations[0].label == "여비 규정 제6조"
+
+
+async def test_a_name_two_regulations_share_offers_both_articles_as_follow_ups(sample_components):
+    # "규정" is part of both 여비 규정 and 복무 규정, and each has a 제5조: the user chooses, nothing is searched.
+    answer, _ = await collect(sample_components.pipeline, "규정 제5조")
+    assert answer.route == Route.LOOKUP and not answer.citations
+    assert set(answer.followups) == {"여비 규정 제5조", "복무 규정 제5조"}
+    chosen, _ = await collect(sample_components.pipeline, answer.followups[0])
+    assert chosen.citations[0].label == answer.followups[0]

@@ -1,6 +1,7 @@
 """Structural lookups answer by exact reference, never by search: abbreviations, decrees, whole texts, forms."""
 
 import pytest
+from retrieval_samples import index_chunks, make_chunk
 
 from rag.retrieval.lookup import StructuralLookup
 from rag.stages.structural import FULLTEXT_PAGE_CHARS, StructuralAnswerer
@@ -65,3 +66,27 @@ def test_a_complete_reference_to_something_missing_is_answered_not_found_not_sea
 
 def test_an_unknown_name_may_still_be_searched(lookup):
     assert lookup.lookup("없는규정 제3조").exact is False
+
+
+@pytest.fixture
+def two_rulebooks(tmp_path, kiwi_tokenizer, workplace_rules):
+    """근로기준법 and its 시행령 both hold a 제23조: the shared name "근로기준" cannot choose between them."""
+    extra = make_chunk("근로기준법 시행령", "제23조", "해고의 예고", "해고를 예고할 때에는 서면으로 한다.")
+    return StructuralLookup(index_chunks(tmp_path, kiwi_tokenizer, [*workplace_rules, extra]))
+
+
+def test_a_shared_name_resolves_to_the_one_regulation_holding_the_article(two_rulebooks):
+    result = two_rulebooks.lookup("근로기준 제46조")  # only the law has 제46조
+    assert (result.kind, result.doc, result.target) == ("article", "근로기준법", "제46조")
+
+
+async def test_a_shared_name_with_the_article_in_several_offers_each_as_a_choice_not_a_search(two_rulebooks):
+    draft, result = await StructuralAnswerer(two_rulebooks).run("근로기준 제23조")
+    assert (result.kind, result.exact) == ("ambiguous", True)
+    assert set(draft.followups) == {"근로기준법 제23조", "근로기준법 시행령 제23조"}
+    assert all(two_rulebooks.lookup(choice).kind == "article" for choice in draft.followups)
+
+
+def test_a_shared_name_whose_article_nobody_holds_stays_ambiguous_and_may_be_searched(two_rulebooks):
+    result = two_rulebooks.lookup("근로기준 제999조")
+    assert (result.kind, result.exact) == ("ambiguous", False)
