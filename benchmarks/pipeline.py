@@ -49,8 +49,14 @@ from rag.stages.verifier import VERIFY_PROMPT  # noqa: E402
 SHARED = REPO.parent / "shared"
 _SOURCE = re.compile(r"^\[(\d+)\] ([^\n]+)\n([^\n]*)", re.MULTILINE)
 _CLAIM = re.compile(r"^(\d+)\. ", re.MULTILINE)
-# A grading prompt's passage: "[n] label (title)" then the chunk text, up to the next passage or the question.
-_PASSAGE = re.compile(r"^\[(\d+)\] [^\n]*\n(.*?)(?=\n\n\[\d+\] |\n\n질문: )", re.MULTILINE | re.DOTALL)
+# A grading prompt's passage: "[n] label (title)" then the chunk text, up to the next passage or the fence's end.
+_PASSAGE = re.compile(r"^\[(\d+)\] [^\n]*\n(.*?)(?=\n\n\[\d+\] |\n</조문>)", re.MULTILINE | re.DOTALL)
+
+
+def fenced(tag: str, user: str) -> str:
+    """The text a stage put between <tag> and </tag> (rag.llm.fence), or ""."""
+    match = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.DOTALL)
+    return match.group(1) if match else ""
 
 
 class InstantLlm:
@@ -90,6 +96,11 @@ class InstantLlm:
 
     async def _deltas(self, request: LlmRequest) -> AsyncIterator[str | LlmResponse]:
         started = time.perf_counter()
+        if request.json_schema is not None:  # stages stream their structured calls too (one object at the end)
+            data = await self._structured(request.system, request.messages[0].content)
+            self.spent_s += time.perf_counter() - started
+            yield LlmResponse(data=data)
+            return
         text = self._answer(request.messages[0].content)
         self.spent_s += time.perf_counter() - started
         for at in range(0, len(text), 24):
@@ -97,22 +108,23 @@ class InstantLlm:
         yield LlmResponse(text=text)
 
     async def _structured(self, system: str, user: str) -> dict:
-        if system == UNDERSTAND_PROMPT:
+        # Stages append the untrusted-text rule to their prompt: recognise each by its own prompt.
+        if system.startswith(UNDERSTAND_PROMPT):
             return await self._understand(user)
-        if system == GRADE_PROMPT:
+        if system.startswith(GRADE_PROMPT):
             return await self._grade(user)
-        if system == REWRITE_PROMPT:
-            question = re.search(r"질문: (.*)", user).group(1)
-            return {"query": " ".join([question, *re.findall(r"^- (.*)$", user, re.MULTILINE)])}
-        if system == VERIFY_PROMPT:
-            return {"verdicts": [{"claim": int(n), "supported": True} for n in _CLAIM.findall(user)]}
-        if system == FOLLOWUP_PROMPT:
+        if system.startswith(REWRITE_PROMPT):
+            missing = [line.lstrip("- ").strip() for line in fenced("찾지 못한 내용", user).splitlines()]
+            return {"query": " ".join([fenced("질문", user), *filter(None, missing)])}
+        if system.startswith(VERIFY_PROMPT):
+            return {"verdicts": [{"claim": int(n), "supported": True} for n in _CLAIM.findall(fenced("주장", user))]}
+        if system.startswith(FOLLOWUP_PROMPT):
             return {"questions": ["관련 절차도 알려줘", "예외가 있어?"]}
         raise ValueError("a prompt this benchmark does not know")
 
     async def _understand(self, user: str) -> dict:
-        question = re.search(r"마지막 질문: (.*)", user).group(1)
-        previous = re.findall(r"^user: (.*)$", user, re.MULTILINE)
+        question = fenced("질문", user)
+        previous = re.findall(r"^\[user\] (.*)$", fenced("대화 기록", user), re.MULTILINE)
         standalone = f"{previous[-1].rstrip('?.!~ ')} {question}" if previous else question
         plan = await self.planner.run(standalone)
         reply = {"standalone_question": standalone, "route": "search", "compound": False,
@@ -123,7 +135,7 @@ class InstantLlm:
         return reply
 
     async def _grade(self, user: str) -> dict:
-        question = user.rsplit("\n\n질문: ", 1)[-1]
+        question = fenced("질문", user)
         passages = _PASSAGE.findall(user)
         hits = [Hit(chunk=chunk, score=1.0) for _, text in passages
                 if (chunk := self._chunk(text)) is not None]
