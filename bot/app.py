@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from rag.cache import CacheBackend, SemanticAnswerCache
-from rag.knowledge.ingest import Ingestor
 from rag.knowledge.store import ChunkStore
 from rag.llm import ResilientProvider, build_llm_provider
 from rag.pipeline import AnswerPipeline, PipelineConfig
@@ -24,6 +24,9 @@ from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Rera
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages import StageTimeouts, build_stages
+
+if TYPE_CHECKING:
+    from rag.knowledge.ingest import Ingestor
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,8 @@ class Components:
             await self.llm.aclose()
 
     def ingestor(self) -> Ingestor:
+        from rag.knowledge.ingest import Ingestor  # the loaders (pdf, hwp, docx…): only ingest needs them
+
         return Ingestor(self.store, self.dense, self.tokenizer,
                         max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None)
 
