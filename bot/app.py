@@ -24,6 +24,7 @@ from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Rera
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages import StageTimeouts, build_stages
+from rag.stages.enhancer import HistoryWindow
 
 if TYPE_CHECKING:
     from rag.knowledge.ingest import Ingestor
@@ -104,7 +105,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     config = RetrievalConfig(**settings.retrieval.model_dump())
     retriever = HybridRetriever(corpus, analyzer, config=config, reranker=build_reranker(config, corpus, llm))
     cache = None
-    if cache_backend is not None:
+    if cache_backend is not None and settings.cache_enabled:
         cache = SemanticAnswerCache(cache_backend, index_version=store.version,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
@@ -113,12 +114,16 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 4, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
                           cache=cache, timeouts=timeouts, search=retriever, folder=folder,
-                          answerable_threshold=settings.answerable_threshold)
+                          answerable_threshold=settings.answerable_threshold, hyde=settings.enable_hyde,
+                          window=HistoryWindow(messages=settings.history_messages, chars=settings.history_chars))
     evidence = EvidenceSelector(NeighbourExpander(corpus), max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,
                                                     per_query_k=settings.per_query_k,
                                                     max_total_hits=settings.max_total_hits,
-                                                    max_llm_calls=settings.max_llm_calls))
+                                                    max_llm_calls=settings.max_llm_calls,
+                                                    grade=settings.enable_self_rag,
+                                                    rewrite_rounds=settings.rewrite_rounds,
+                                                    verify=settings.hallucination_check))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
                       lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm)

@@ -118,6 +118,10 @@ class Settings(BaseSettings):
                                description="Largest file `regbot ingest` reads, in MB (0: no limit); a bigger one is "
                                            "skipped with its size in the ingest report. Embedding dominates: about "
                                            "150 CPU-seconds per MB of plain text (benchmarks/ingest_large.py).")
+    cache_enabled: bool = Field(True, alias="REGBOT_CACHE_ENABLED",
+                                description="Reuse the answer to an earlier, same or reworded question (server only): "
+                                            "saves the whole pipeline and its LLM calls; off answers every question "
+                                            "afresh.")
     cache_threshold: float = Field(0.97, alias="REGBOT_CACHE_THRESHOLD",
                                    description="Cosine similarity a reworded question needs to reuse a cached answer "
                                                "(server only).")
@@ -140,6 +144,25 @@ class Settings(BaseSettings):
                                 description="Merged hits that are graded and reported per question.")
     history_turns: int = Field(1, ge=1, alias="REGBOT_HISTORY_TURNS",
                                description="Earlier user turns a follow-up question may lean on in retrieval.")
+    history_messages: int = Field(6, ge=1, le=50, alias="REGBOT_HISTORY_MESSAGES",
+                                  description="Messages of the thread the enhancer reads (the LLM sees them all): "
+                                              "more resolves longer threads, and costs prompt tokens every turn.")
+    history_chars: int = Field(300, ge=20, le=4000, alias="REGBOT_HISTORY_CHARS",
+                               description="Characters kept of each of those messages.")
+    enable_hyde: bool = Field(True, alias="REGBOT_ENABLE_HYDE",
+                              description="With an LLM: for a vague question, also search the answer the model "
+                                          "imagines (HyDE). Costs no extra call (it comes with understanding); off "
+                                          "searches only the question.")
+    enable_self_rag: bool = Field(True, alias="REGBOT_ENABLE_SELF_RAG",
+                                  description="Grade the evidence before answering (relevance filter): needed to "
+                                              "refuse out-of-scope questions and to rewrite; off saves a call "
+                                              "and answers from whatever was found.")
+    rewrite_rounds: int = Field(1, ge=0, le=3, alias="REGBOT_REWRITE_ROUNDS",
+                                description="Rewrite-and-search rounds while the grade fails (0–3): each costs up "
+                                            "to two LLM calls and stops at REGBOT_MAX_LLM_CALLS.")
+    hallucination_check: bool = Field(True, alias="REGBOT_HALLUCINATION_CHECK",
+                                      description="Check each cited sentence of the answer against its article "
+                                                  "and remove what it does not support; off saves a call.")
     neighbours_max: int = Field(2, ge=0, alias="REGBOT_NEIGHBOURS_MAX",
                                 description="Other parts of a split article and articles it cites, added to the "
                                             "evidence per part (0: none).")

@@ -13,7 +13,7 @@ from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.agent_tools import AgentTools, RegulationSearch
 from rag.stages.answerability import DEFAULT_THRESHOLD
-from rag.stages.enhancer import OfflineQueryEnhancer
+from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
 from rag.stages.generator import ExtractiveGenerator, LlmGenerator
 from rag.stages.grader import LlmGrader, OfflineGrader
@@ -45,14 +45,15 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
                  analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
                  timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None,
                  answerable_threshold: float = DEFAULT_THRESHOLD, search: RegulationSearch | None = None,
-                 max_tool_rounds: int = 2) -> PipelineStages:
+                 max_tool_rounds: int = 2, hyde: bool = True, window: HistoryWindow | None = None) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
     `search` (the hybrid retriever) with `lookup` gives the answer's LLM its tools; without it, no tools.
     """
     timeouts = timeouts or StageTimeouts()
-    understander = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(folder or ConversationFolder(tokenizer)),
+    enhancer = OfflineQueryEnhancer(folder or ConversationFolder(tokenizer), window=window)
+    understander = OfflineQueryUnderstander(enhancer=enhancer,
                                             router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus),
                                             planner=OfflineQueryPlanner(tokenizer))
     grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, threshold=answerable_threshold)
@@ -78,7 +79,8 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
 
     fast_s, hang_s = timeouts.structured_s, timeouts.structured_hang_s
     return PipelineStages(
-        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s, hang_s=hang_s),
+        understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s, hang_s=hang_s,
+                                          hyde=hyde, window=window),
         grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s, hang_s=hang_s),
         rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s, hang_s=hang_s),
         generator_factory=llm_generator,

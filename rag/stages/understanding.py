@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
-from rag.stages.enhancer import EnhancedQuery, OfflineQueryEnhancer, recent_history
+from rag.stages.enhancer import EnhancedQuery, HistoryWindow, OfflineQueryEnhancer, recent_history
 from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner, QueryPlan, Strategy
 from rag.stages.router import OfflineQueryRouter, RouteDecision
 from rag.stages.structured_output import complete_structured
@@ -141,7 +141,7 @@ class LlmQueryUnderstander:
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryUnderstander, lookup: StructuralLookup,
                  timeout_s: float = 10.0, hang_s: float = 2.5, memo_size: int = 256,
-                 prompt: str = UNDERSTAND_PROMPT) -> None:
+                 prompt: str = UNDERSTAND_PROMPT, hyde: bool = True, window: HistoryWindow | None = None) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         self.llm = llm
@@ -150,6 +150,8 @@ class LlmQueryUnderstander:
         self.timeout_s = timeout_s
         self.hang_s = hang_s
         self.prompt = prompt
+        self.hyde = hyde  # search the model's hypothetical answer for a vague question (REGBOT_ENABLE_HYDE)
+        self.window = window or HistoryWindow()
         self.memo_size = memo_size
         self._memo: OrderedDict[str, QueryUnderstanding] = OrderedDict()
 
@@ -159,7 +161,7 @@ class LlmQueryUnderstander:
                                                           or self.lookup.followup(question, history) is not None)):
             understood = await self.fallback.run(question, history, forced=forced)
             return understood.model_copy(update={"by": "pattern"})
-        recent = recent_history(history)
+        recent = recent_history(history, self.window)
         memo_key = _comparable(question) if not recent else ""
         if memo_key and memo_key in self._memo:
             self._memo.move_to_end(memo_key)
@@ -209,8 +211,7 @@ class LlmQueryUnderstander:
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=self._plan(text, reply),
                                   lookup_query=lookup_query, by="llm")
 
-    @staticmethod
-    def _plan(text: str, reply: _UnderstandingReply) -> QueryPlan:
+    def _plan(self, text: str, reply: _UnderstandingReply) -> QueryPlan:
         keywords = tuple(dict.fromkeys(reply.keywords))
         style = reply.answer_style if reply.answer_style in ("concise", "detailed", "steps") else "concise"
         intent = reply.intent or text
@@ -221,10 +222,11 @@ class LlmQueryUnderstander:
             return QueryPlan(intent=intent, keywords=keywords, search_queries=(text, *queries),
                              sub_questions=tuple(parts), strategy=Strategy.MULTI, answer_style=style)
         extra = ""
-        if reply.vague and reply.hypothetical_passage.strip():
+        vague = reply.vague and self.hyde
+        if vague and reply.hypothetical_passage.strip():
             extra = collapse_spaces(normalize_text(reply.hypothetical_passage)).strip()
         else:
             extra = next((q for q in reply.search_queries if _comparable(q) != _comparable(text)), "")
         queries = (text, extra) if extra else (text,)
         return QueryPlan(intent=intent, keywords=keywords, search_queries=queries, answer_style=style,
-                         hypothetical_answer=extra if reply.vague else "")
+                         hypothetical_answer=extra if vague else "")

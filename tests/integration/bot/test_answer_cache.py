@@ -36,6 +36,22 @@ async def test_a_repeated_question_is_answered_from_the_cache_and_counted(tmp_pa
     assert 'regbot_cache_lookups_total{result="hit"} 1.0' in metrics.render().decode()
 
 
+async def test_cache_off_answers_a_repeated_question_afresh(tmp_path, kiwi_tokenizer):
+    store = StateStores.in_process()
+    settings = make_settings(tmp_path, REGBOT_CACHE_ENABLED="false")
+    components = build_components(settings, embedder=HashingEmbedder(), tokenizer=kiwi_tokenizer,
+                                  cache_backend=store.cache)
+    components.ingestor().ingest([SAMPLES])
+    service = BotService(pipeline=components.pipeline, store=store, metrics=Metrics(),
+                         limits=LimitsConfig(user_burst=0, workspace_burst=0))
+
+    first = await ask(service, "출장 숙박비 한도가 얼마야?", "a")
+    second = await ask(service, "출장 숙박비 한도가 얼마야?", "b")
+
+    assert (first.cache, second.cache) == ("off", "off")
+    assert "retrieve" in second.timings_ms
+
+
 async def test_reingest_invalidates_the_cache(tmp_path, kiwi_tokenizer):
     store = StateStores.in_process()
     folder = tmp_path / "docs"

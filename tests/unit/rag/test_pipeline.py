@@ -160,7 +160,7 @@ async def test_a_failed_grade_rewrites_once_and_regrades_the_original_question()
     assert retriever.queries == [QUESTION, "연차유급휴가 가산휴가"]
     assert grader.questions == [QUESTION, QUESTION]
     assert messages.STATUS_RESEARCHING in [e.text for e in events]
-    assert "rewrite: 연차유급휴가 가산휴가" in answer.notes
+    assert "rewrite 1: 연차유급휴가 가산휴가" in answer.notes
 
 
 async def test_a_second_failed_grade_says_the_regulations_do_not_cover_it():
@@ -264,3 +264,44 @@ class TestAnswerCache:
         history = (Message(role=Role.USER, content="연차 알려줘"), Message(role=Role.ASSISTANT, content="…"))
         await collect(pipeline, QUESTION, history=history)
         assert await cache.lookup(QUESTION, Scope()) is None
+
+
+class TestOperatorSwitches:
+    """REGBOT_ENABLE_SELF_RAG, REGBOT_REWRITE_ROUNDS and REGBOT_HALLUCINATION_CHECK, each on and off."""
+
+    async def test_self_rag_off_answers_without_grading(self):
+        grader = FakeGrader(GradeResult(passed=False, score=10, missing=("카페",), by="llm"))
+        answer, _ = await collect(build(grader=grader, config=PipelineConfig(grade=False)), QUESTION)
+        assert grader.questions == [] and answer.text == ANSWER and "grade" not in answer.timings_ms
+
+    async def test_self_rag_on_grades_and_can_refuse(self):
+        failed = GradeResult(passed=False, score=10, missing=("카페",), by="llm")
+        grader = FakeGrader(failed, failed)
+        answer, _ = await collect(build(grader=grader, config=PipelineConfig(grade=True)), QUESTION)
+        assert grader.questions == [QUESTION, QUESTION] and not answer.grounded
+
+    @pytest.mark.parametrize(("rounds", "searches"), [(0, 1), (1, 2), (3, 4)])
+    async def test_rewrite_rounds_run_while_the_grade_fails(self, rounds, searches):
+        failed = GradeResult(passed=False, score=10, missing=("가산휴가",), by="offline")
+        grader = FakeGrader(*[failed] * (rounds + 1))
+        retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
+        config = PipelineConfig(rewrite_rounds=rounds, max_llm_calls=20)
+        await collect(build(grader=grader, retriever=retriever, config=config), QUESTION)
+        assert len(retriever.queries) == searches
+
+    async def test_rewrite_rounds_stop_when_the_budget_cannot_pay_for_another_and_the_answer(self):
+        failed = GradeResult(passed=False, score=10, missing=("가산휴가",), by="llm")
+        retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
+        config = PipelineConfig(rewrite_rounds=3, max_llm_calls=5)
+        answer, _ = await collect(build(grader=FakeGrader(failed, failed, failed, failed), retriever=retriever,
+                                        config=config), QUESTION)
+        # understand 1 + grade 1 leave 3: one round (grade 1 more, as the fake rewriter spends none), then 2 left.
+        assert len(retriever.queries) == 2 and answer.llm_calls <= 5
+
+    @pytest.mark.parametrize("check", [True, False])
+    async def test_hallucination_check_on_verifies_off_does_not(self, check):
+        verifier = FakeVerifier()
+        answer, events = await collect(build(verifier=verifier, config=PipelineConfig(verify=check)), QUESTION)
+        assert (verifier.texts == [ANSWER]) is check
+        assert (messages.STATUS_VERIFYING in [e.text for e in events]) is check
+        assert answer.text == ANSWER

@@ -4,7 +4,7 @@ import pytest
 
 from rag.llm import LlmOutputInvalid
 from rag.models import Message, Role, Route
-from rag.stages.enhancer import OfflineQueryEnhancer
+from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.planner import OfflineQueryPlanner, Strategy
 from rag.stages.router import OfflineQueryRouter
 from rag.stages.understanding import LlmQueryUnderstander, OfflineQueryUnderstander
@@ -23,11 +23,11 @@ def reply(**fields):
 
 @pytest.fixture
 def make_understander(samples):
-    def make(llm):
+    def make(llm, **switches):
         offline = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
                                            router=OfflineQueryRouter(samples.lookup, samples.tokenizer),
                                            planner=OfflineQueryPlanner(samples.tokenizer))
-        return LlmQueryUnderstander(llm, fallback=offline, lookup=samples.lookup)
+        return LlmQueryUnderstander(llm, fallback=offline, lookup=samples.lookup, **switches)
     return make
 
 
@@ -76,6 +76,15 @@ async def test_history_is_cut_to_six_messages_of_300_characters(make_understande
     assert "가" * 300 not in sent
 
 
+async def test_the_history_window_is_the_operators_to_set(make_understander, scripted_llm):
+    history = tuple(Message(role=Role.USER, content=f"질문{i} " + "가" * 400) for i in range(8))
+    llm = scripted_llm(replies=[reply()])
+    await make_understander(llm, window=HistoryWindow(messages=2, chars=50)).run("그럼 그건?", history)
+    sent = llm.requests[0].messages[0].content
+    assert "질문5 " not in sent and "질문6 " in sent and "질문7 " in sent
+    assert "가" * 50 not in sent and "가" * 40 in sent
+
+
 async def test_a_compound_question_gets_one_query_per_part_after_the_whole(make_understander, scripted_llm):
     question = "병가는 며칠까지 쓸 수 있고 출장 숙박비 한도는 얼마야?"
     parts = ["병가는 며칠까지 쓸 수 있어?", "출장 숙박비 한도는 얼마야?"]
@@ -94,6 +103,15 @@ async def test_a_vague_question_searches_its_hypothetical_passage(make_understan
     plan = (await make_understander(llm).run("출장 가면 뭐 나와?", ())).plan
     assert plan.search_queries == ("출장 가면 뭐 나와?", passage)
     assert plan.hypothetical_answer == passage
+
+
+async def test_hyde_off_searches_only_the_question(make_understander, scripted_llm):
+    passage = "직원이 출장을 가는 경우 회사는 교통비, 숙박비, 일비를 지급한다."
+    llm = scripted_llm(replies=[reply(standalone_question="출장 가면 뭐 나와?", vague=True,
+                                      hypothetical_passage=passage, search_queries=["출장 가면 뭐 나와?"])])
+    plan = (await make_understander(llm, hyde=False).run("출장 가면 뭐 나와?", ())).plan
+    assert plan.search_queries == ("출장 가면 뭐 나와?",)
+    assert plan.hypothetical_answer == ""
 
 
 async def test_a_repeated_question_is_understood_from_memory(make_understander, scripted_llm):
