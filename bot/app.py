@@ -25,6 +25,7 @@ from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages import StageTimeouts, build_stages
 from rag.stages.enhancer import HistoryWindow
+from rag.stages.legal_basis import CollectionRoles
 
 if TYPE_CHECKING:
     from rag.knowledge.ingest import Ingestor
@@ -115,7 +116,9 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
                           cache=cache, timeouts=timeouts, search=retriever, folder=folder,
                           answerable_threshold=settings.answerable_threshold, hyde=settings.enable_hyde,
-                          window=HistoryWindow(messages=settings.history_messages, chars=settings.history_chars))
+                          window=HistoryWindow(messages=settings.history_messages, chars=settings.history_chars),
+                          roles=CollectionRoles(law=tuple(c.strip() for c in settings.law_collections.split(",")
+                                                          if c.strip())))
     evidence = EvidenceSelector(NeighbourExpander(corpus), max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,

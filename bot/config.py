@@ -149,6 +149,11 @@ class Settings(BaseSettings):
                                               "more resolves longer threads, and costs prompt tokens every turn.")
     history_chars: int = Field(300, ge=20, le=4000, alias="REGBOT_HISTORY_CHARS",
                                description="Characters kept of each of those messages.")
+    law_collections: str = Field("", alias="REGBOT_LAW_COLLECTIONS",
+                                 description="Comma-separated collections that hold statutes (the rest hold the "
+                                             "organisation's rules). An internal answer then shows the statute it "
+                                             "cites under '관련 법령', a statute answer the rules citing it. Empty: "
+                                             "collections named law, laws, statutes, 법령 or 법률.")
     enable_hyde: bool = Field(True, alias="REGBOT_ENABLE_HYDE",
                               description="With an LLM: for a vague question, also search the answer the model "
                                           "imagines (HyDE). Costs no extra call (it comes with understanding); off "

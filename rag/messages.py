@@ -64,6 +64,8 @@ LOOKUP_CHOOSE = "{target}는 여러 규정에 있어요: {candidates}. 어느 �
 LOOKUP_AMBIGUOUS = "'{name}'에 해당하는 규정이 여러 개예요: {candidates}. 정확한 이름으로 다시 물어봐 주세요."
 EXTRACTIVE_PART = "**{question}**"
 EXTRACTIVE_SUPPORT = "근거 조문:"
+RELATED_LAW = "관련 법령:"  # the statutes an internal rule rests on (rag/stages/legal_basis.py)
+RELATED_RULES = "관련 사내 규정:"  # the organisation's rules that implement a statute
 OFFLINE_NOTE = "(AI 응답을 받을 수 없어 규정 원문을 그대로 인용했어요.)"
 UNVERIFIED_NOTE = "(일부 내용은 인용 조문에서 확인되지 않아 제외했어요.)"
 

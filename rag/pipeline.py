@@ -33,6 +33,7 @@ from rag.retrieval.retriever import Retriever
 from rag.stages.answerability import refusal_message
 from rag.stages.generator import DraftAnswer, GenerationInput, StatusLine
 from rag.stages.grader import GradeResult
+from rag.stages.legal_basis import LegalBasis
 from rag.stages.smalltalk import SmallTalkResponder
 from rag.stages.structural import StructuralAnswerer
 from rag.stages.understanding import QueryUnderstanding
@@ -93,6 +94,7 @@ class PipelineStages:
     cache: SemanticAnswerCache | None = None  # answers to history-less search questions
     smalltalk: SmallTalkResponder = field(default_factory=SmallTalkResponder)
     llm: LlmProvider | None = None  # the provider the LLM stages share (its breaker state goes in the answer)
+    legal: LegalBasis | None = None  # "관련 법령" / "관련 사내 규정" after the answer (collections with roles)
 
 
 @dataclass
@@ -317,9 +319,17 @@ class AnswerPipeline:
         if not verified.supported:
             trace.note(f"verifier({verified.by}) removed {len(verified.removed)} sentence(s)")
             notes.append(messages.UNVERIFIED_NOTE)
-        final_text = verified.text.rstrip() + ("\n\n" + "\n".join(notes) if notes else "")
-        used = {int(m) for m in re.findall(r"\[(\d+)\]", final_text)}
+        answer_text = verified.text.rstrip()
+        used = {int(m) for m in re.findall(r"\[(\d+)\]", answer_text)}
         citations = tuple(c for c in draft.citations if c.index in used) or draft.citations
+        if self.stages.legal is not None:
+            part = await self._timed(trace, "legal", self.stages.legal.run(enhanced.text, citations, turn.scope))
+            if part is not None:
+                trace.note(f"legal: {[c.label for c in part.citations]}")
+                yield AnswerEvent.delta("\n\n" + part.render())
+                answer_text += "\n\n" + part.render()
+                citations += part.citations
+        final_text = answer_text + ("\n\n" + "\n".join(notes) if notes else "")
         yield AnswerEvent.sources(citations)
         followups = await self._timed(trace, "followups", self.stages.followups.run(
             enhanced.text, hits, {c.chunk_id for c in citations}, proposed=draft.followups))

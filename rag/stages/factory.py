@@ -17,6 +17,7 @@ from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
 from rag.stages.generator import ExtractiveGenerator, LlmGenerator
 from rag.stages.grader import LlmGrader, OfflineGrader
+from rag.stages.legal_basis import CollectionRoles, LegalBasis
 from rag.stages.planner import OfflineQueryPlanner
 from rag.stages.rewriter import LlmQueryRewriter, OfflineQueryRewriter
 from rag.stages.router import OfflineQueryRouter
@@ -45,7 +46,8 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
                  analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
                  timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None,
                  answerable_threshold: float = DEFAULT_THRESHOLD, search: RegulationSearch | None = None,
-                 max_tool_rounds: int = 2, hyde: bool = True, window: HistoryWindow | None = None) -> PipelineStages:
+                 max_tool_rounds: int = 2, hyde: bool = True, window: HistoryWindow | None = None,
+                 roles: CollectionRoles | None = None) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
@@ -62,6 +64,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     verifier = OfflineVerifier(corpus, tokenizer)
     followups = OfflineFollowupSuggester()
     structural = StructuralAnswerer(lookup)
+    legal = LegalBasis(corpus, lookup, tokenizer, roles=roles)
 
     def extractive() -> ExtractiveGenerator:
         return ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
@@ -69,7 +72,8 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     if llm is None:
         return PipelineStages(understander=understander, grader=grader, rewriter=rewriter,
                               generator_factory=extractive, verifier=verifier,
-                              followups=followups, structural=structural, cache=cache, smalltalk=smalltalk)
+                              followups=followups, structural=structural, cache=cache, smalltalk=smalltalk,
+                              legal=legal)
 
     tools = AgentTools(lookup=lookup, search=search) if search is not None and max_tool_rounds > 0 else None
 
@@ -90,4 +94,5 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
         cache=cache,
         smalltalk=smalltalk,
         llm=llm,
+        legal=legal,
     )
