@@ -8,6 +8,7 @@ lazy import is still a cycle. `from package import submodule` is an edge to the 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,11 @@ def test_the_checks_can_fail():
     made_up = {"rag.a": {"rag.b"}, "rag.b": {"rag.a", "bot.x"}, "bot.x": set()}
     assert cycles(made_up) == [["rag.a", "rag.b"]]
     assert violations(made_up, "rag", "bot") == ["rag.b → bot.x"]
+
+
+def test_the_architecture_walk_names_only_files_that_exist():
+    walk = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:rag|bot|adapters|docs|tests)/[\w/.]+?)`", walk))
+    assert len(named) > 30
+    missing = sorted(p for p in named if not (ROOT / p.rstrip("/")).exists())
+    assert missing == []
