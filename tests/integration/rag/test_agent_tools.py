@@ -9,35 +9,16 @@ import re
 
 import pytest
 
-from rag.llm import CircuitBreaker, ResilientProvider, RetryPolicy
-from rag.llm.anthropic import AnthropicProvider
-from rag.llm.openai_compat import OpenAICompatibleProvider
 from rag.models import AnswerEventKind
-from rag.pipeline import AnswerPipeline, PipelineConfig, collect
-from rag.stages import StageTimeouts, build_stages
-from tests.fakes.clock import RecordedSleeps
-from tests.fakes.llm_api import OPENAI_BASE_URL, FakeLlmApi, Reply, as_json, streamed, tool_calls
+from rag.pipeline import collect
+from tests.fakes.llm_api import FakeLlmApi, Reply, as_json, streamed, tool_calls
+from tests.fakes.llm_pipeline import llm_pipeline
 
 QUESTION = "휴직 기간도 근속연수에 들어가?"
 UNDERSTOOD = as_json({"standalone_question": QUESTION, "route": "search", "compound": False,
                       "search_queries": [QUESTION]})
 
 pytestmark = pytest.mark.parametrize("api", ["anthropic", "openai"])
-
-
-def make_pipeline(api, components, respx_mock, fake, *, max_llm_calls: int = 5) -> AnswerPipeline:
-    respx_mock.post(fake.url).mock(side_effect=fake.handler)
-    if api == "anthropic":
-        inner = AnthropicProvider(api_key="k", base_url="http://llm.test", fast_model="f", strong_model="s")
-    else:
-        inner = OpenAICompatibleProvider(base_url=OPENAI_BASE_URL, fast_model="qwen")
-    llm = ResilientProvider(inner, retry=RetryPolicy(max_attempts=1), sleep=RecordedSleeps(),
-                            breaker=CircuitBreaker(failure_threshold=50))
-    c = components
-    stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
-                          analyzer=c.retriever.analyzer, search=c.retriever,
-                          timeouts=StageTimeouts(structured_s=2.0, stream_hang_s=2.0))
-    return AnswerPipeline(stages=stages, retriever=c.retriever, config=PipelineConfig(max_llm_calls=max_llm_calls))
 
 
 def graded(text: str, body: dict) -> Reply:
@@ -69,7 +50,7 @@ async def test_a_cross_referenced_article_is_looked_up_shown_and_cited_within_fi
                       answer=[tool_calls(("lookup_article", {"doc": "취업규칙", "article": "제30조"})),
                               answer_with_both],
                       verify=[as_json({"verdicts": [{"claim": 1, "supported": True}]})])
-    answer, events = await collect(make_pipeline(api, sample_components, respx_mock, fake), QUESTION)
+    answer, events = await collect(llm_pipeline(api, sample_components, respx_mock, fake), QUESTION)
 
     statuses = [e.text for e in events if e.kind == AnswerEventKind.STATUS]
     assert "제30조를 확인하고 있어요…" in statuses
@@ -91,7 +72,7 @@ async def test_tool_rounds_stop_at_two_and_the_answer_comes_from_the_third_call(
     fake = FakeLlmApi(api, understand=[UNDERSTOOD], grade=[graded],
                       answer=[search, tool_calls(("regulation_overview", {"doc": "취업규칙"})),
                               streamed("휴직 기간은 근속연수에 포함돼요 [1].")])
-    answer, events = await collect(make_pipeline(api, sample_components, respx_mock, fake), QUESTION)
+    answer, events = await collect(llm_pipeline(api, sample_components, respx_mock, fake), QUESTION)
 
     assert [len(tools_offered(api, b)) for b in fake.bodies["answer"]] == [3, 3, 0]
     assert answer.llm_calls == 5
@@ -103,7 +84,7 @@ async def test_tool_rounds_stop_at_two_and_the_answer_comes_from_the_third_call(
 async def test_no_tools_are_offered_when_the_budget_leaves_no_room_for_a_round(api, sample_components, respx_mock):
     fake = FakeLlmApi(api, understand=[UNDERSTOOD], grade=[graded],
                       answer=[streamed("휴직 기간은 근속연수에 포함돼요 [1].")])
-    answer, _ = await collect(make_pipeline(api, sample_components, respx_mock, fake, max_llm_calls=3), QUESTION)
+    answer, _ = await collect(llm_pipeline(api, sample_components, respx_mock, fake, max_llm_calls=3), QUESTION)
 
     assert tools_offered(api, fake.bodies["answer"][0]) == []
     assert answer.llm_calls == 3
@@ -113,7 +94,7 @@ async def test_a_preamble_before_a_tool_call_is_never_shown(api, sample_componen
     fake = FakeLlmApi(api, understand=[UNDERSTOOD], grade=[graded],
                       answer=[tool_calls(("lookup_article", {"doc": "취업규칙", "article": "제30조"}),
                                          text="제30조를 먼저 확인해 볼게요."), answer_with_both])
-    answer, events = await collect(make_pipeline(api, sample_components, respx_mock, fake), QUESTION)
+    answer, events = await collect(llm_pipeline(api, sample_components, respx_mock, fake), QUESTION)
 
     shown = "".join(e.text for e in events if e.kind == AnswerEventKind.DELTA)
     assert "먼저 확인해 볼게요" not in shown and "먼저 확인해 볼게요" not in answer.text
