@@ -100,7 +100,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     store = ChunkStore(settings.data_dir / "index.sqlite")
     dense_index = open_dense(settings, embedder) if dense else None
     corpus = IndexedCorpus(store, dense_index, tokenizer)
-    analyzer = QueryAnalyzer(tokenizer)
+    analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [])
     lookup = StructuralLookup(corpus)
     llm = open_llm(settings)
     config = RetrievalConfig(**settings.retrieval.model_dump())

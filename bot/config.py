@@ -154,6 +154,11 @@ class Settings(BaseSettings):
                                              "organisation's rules). An internal answer then shows the statute it "
                                              "cites under '관련 법령', a statute answer the rules citing it. Empty: "
                                              "collections named law, laws, statutes, 법령 or 법률.")
+    intent_expansion: bool = Field(True, alias="REGBOT_INTENT_EXPANSION",
+                                   description="Search a described situation ('학교 가기 싫어') with the words of "
+                                               "the intent table (rag/data/intents.yaml) for the asker's audience, "
+                                               "and give them to the LLM as hints; off searches only the words "
+                                               "used.")
     enable_hyde: bool = Field(True, alias="REGBOT_ENABLE_HYDE",
                               description="With an LLM: for a vague question, also search the answer the model "
                                           "imagines (HyDE). Costs no extra call (it comes with understanding); off "

@@ -17,6 +17,7 @@ from rag.retrieval.tokenizer import Tokenizer
 from rag.text import collapse_spaces, normalize_text
 
 DEFAULT_SYNONYMS = Path(__file__).resolve().parent.parent / "data" / "synonyms.yaml"
+DEFAULT_INTENTS = Path(__file__).resolve().parent.parent / "data" / "intents.yaml"
 
 
 
@@ -43,6 +44,28 @@ def load_audiences(path: Path = DEFAULT_SYNONYMS) -> dict[str, str]:
     return {normalize_text(str(k)): str(v) for k, v in section.items()}
 
 
+class Intent(BaseModel):
+    """A situation people describe instead of naming a rule ("가기 싫어") and the words that answer it, by
+    audience (`default` for anyone)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    triggers: tuple[str, ...]
+    keywords: dict[str, tuple[str, ...]]
+
+    def words_for(self, audience: str) -> tuple[str, ...]:
+        return self.keywords.get(audience) or self.keywords.get("default", ())
+
+
+def load_intents(path: Path = DEFAULT_INTENTS) -> list[Intent]:
+    """The intent table (`intents.yaml`)."""
+    entries = _read_table(path).get("intents") or []
+    return [Intent(name=str(e["name"]), triggers=tuple(normalize_text(str(t)) for t in e["triggers"]),
+                   keywords={str(k): tuple(normalize_text(str(w)) for w in v) for k, v in e["keywords"].items()})
+            for e in entries]
+
+
 class AnalyzedQuery(BaseModel):
     """A query ready for retrieval: its own tokens, the expansion tokens from the synonym table, the tokens of
     earlier turns it leans on, and who seems to be asking."""
@@ -58,6 +81,7 @@ class AnalyzedQuery(BaseModel):
     context_expansion: tuple[str, ...] = ()  # table expansions of the earlier turn
     context_expansion_share: tuple[float, ...] = ()
     audience: str = ""  # a hint from the words ("교수인데" → faculty), not a filter
+    intents: tuple[str, ...] = ()  # the intent table's situations the question describes
 
     @property
     def lexical_tokens(self) -> list[str]:
@@ -97,8 +121,12 @@ class QueryAnalyzer:
     """Tokenises a query and adds the regulation terms for colloquial words (야근 → 연장근로)."""
 
     def __init__(self, tokenizer: Tokenizer, synonyms: Mapping[str, Sequence[str]] | None = None, *,
-                 audiences: Mapping[str, str] | None = None) -> None:
+                 audiences: Mapping[str, str] | None = None, intents: Sequence[Intent] | None = None) -> None:
         self.tokenizer = tokenizer
+        self.intents = list(intents) if intents is not None else (load_intents() if synonyms is None else [])
+        # (compact trigger, trigger tokens) per trigger of each intent.
+        self._triggers = [[(t.replace(" ", ""), frozenset(tokens)) for t, tokens in
+                           zip(i.triggers, tokenizer.tokens_many(list(i.triggers)), strict=True)] for i in self.intents]
         self.synonyms = dict(synonyms) if synonyms is not None else load_synonyms()
         self.audiences = dict(audiences) if audiences is not None else (
             load_audiences() if synonyms is None else {})
@@ -121,7 +149,14 @@ class QueryAnalyzer:
         tokens = self.tokenizer.tokens(text)
         own_context = self.tokenizer.tokens(context) if context else []
         context_tokens = [t for t in own_context if t not in tokens]
+        audience = self.audience(f"{context} {text}")
         expansion = self.expand_weighted(text, tokens)
+        intents = self.matching_intents(text, tokens)
+        for intent in intents:
+            words = [t for t in dict.fromkeys(self.tokenizer.tokens(" ".join(intent.words_for(audience))))
+                     if t not in tokens]
+            for token in words:  # one situation stands for one idea, as a synonym entry does
+                expansion[token] = max(expansion.get(token, 0.0), 1.0 / math.sqrt(len(words)))
         context_expansion = {t: w for t, w in self.expand_weighted(context, own_context).items()
                              if t not in tokens and t not in expansion and t not in context_tokens} if context else {}
         analyzed = AnalyzedQuery(
@@ -129,7 +164,7 @@ class QueryAnalyzer:
             expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
             context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
             context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
-            audience=self.audience(f"{context} {text}"),
+            audience=audience, intents=tuple(i.name for i in intents),
         )
         if len(self._cache) > 2048:
             self._cache.clear()
@@ -153,6 +188,12 @@ class QueryAnalyzer:
                 for token in new:
                     expansion[token] = max(expansion.get(token, 0.0), share)
         return expansion
+
+    def matching_intents(self, text: str, tokens: Sequence[str]) -> list[Intent]:
+        """The intents one of whose triggers the text holds."""
+        compact, present = text.replace(" ", ""), set(tokens)
+        return [intent for intent, triggers in zip(self.intents, self._triggers, strict=True)
+                if any((t_tokens and t_tokens <= present) or (key and key in compact) for key, t_tokens in triggers)]
 
     def audience(self, text: str) -> str:
         compact = text.replace(" ", "")

@@ -84,7 +84,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     fast_s, hang_s = timeouts.structured_s, timeouts.structured_hang_s
     return PipelineStages(
         understander=LlmQueryUnderstander(llm, fallback=understander, lookup=lookup, timeout_s=fast_s, hang_s=hang_s,
-                                          hyde=hyde, window=window),
+                                          hyde=hyde, window=window, analyzer=analyzer),
         grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s, hang_s=hang_s),
         rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s, hang_s=hang_s),
         generator_factory=llm_generator,

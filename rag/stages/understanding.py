@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
+from rag.retrieval.query import QueryAnalyzer
 from rag.stages.enhancer import EnhancedQuery, HistoryWindow, OfflineQueryEnhancer, recent_history
 from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner, QueryPlan, Strategy
 from rag.stages.router import OfflineQueryRouter, RouteDecision
@@ -46,6 +47,9 @@ compound이면 부분마다 1개씩, 부분 사이의 연결을 살려서 쓰세
    - vague: 질문이 너무 막연해 검색어가 떠오르지 않을 때만 true로 하고, hypothetical_passage에 그 답이 \
 들어 있을 법한 규정 조문 문체의 2~3문장을 쓰세요. 그 밖에는 빈 문자열.
 """
+
+# The intent table's words for a situation the question describes (rag/data/intents.yaml): a hint, not a rule.
+INTENT_HINT = "참고(상황 표현 사전): 이 질문은 다음 규정 용어와 관련될 수 있습니다: {words}"
 
 UNDERSTAND_SCHEMA = {
     "type": "object",
@@ -141,7 +145,8 @@ class LlmQueryUnderstander:
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryUnderstander, lookup: StructuralLookup,
                  timeout_s: float = 10.0, hang_s: float = 2.5, memo_size: int = 256,
-                 prompt: str = UNDERSTAND_PROMPT, hyde: bool = True, window: HistoryWindow | None = None) -> None:
+                 prompt: str = UNDERSTAND_PROMPT, hyde: bool = True, window: HistoryWindow | None = None,
+                 analyzer: QueryAnalyzer | None = None) -> None:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         self.llm = llm
@@ -152,6 +157,7 @@ class LlmQueryUnderstander:
         self.prompt = prompt
         self.hyde = hyde  # search the model's hypothetical answer for a vague question (REGBOT_ENABLE_HYDE)
         self.window = window or HistoryWindow()
+        self.analyzer = analyzer  # its intent table gives the prompt hints
         self.memo_size = memo_size
         self._memo: OrderedDict[str, QueryUnderstanding] = OrderedDict()
 
@@ -168,7 +174,8 @@ class LlmQueryUnderstander:
             return self._memo[memo_key].model_copy(update={"by": "memo"})
         try:
             reply = await complete_structured(
-                self.llm, system=self.prompt, user=self._user_message(question, recent), schema=UNDERSTAND_SCHEMA,
+                self.llm, system=self.prompt, user=self._user_message(question, recent, self._hint(question)),
+                schema=UNDERSTAND_SCHEMA,
                 output=_UnderstandingReply, timeout_s=self.timeout_s, hang_s=self.hang_s, stage="understand",
                 max_tokens=700)
         except LlmUnavailable as exc:
@@ -185,13 +192,23 @@ class LlmQueryUnderstander:
         """A structural reference, or small talk with no question in it."""
         return self.lookup.parse(question) is not None or bool(self.fallback.router.chitchat_kind(question))
 
+    def _hint(self, question: str) -> str:
+        """The intent table's words for the situation the question describes, or ""."""
+        if self.analyzer is None:
+            return ""
+        analyzed = self.analyzer.analyze(question)
+        intents = [i for i in self.analyzer.intents if i.name in analyzed.intents]
+        words = list(dict.fromkeys(w for i in intents for w in i.words_for(analyzed.audience)))
+        return INTENT_HINT.format(words=", ".join(words)) if words else ""
+
     @staticmethod
-    def _user_message(question: str, recent: list[Message]) -> str:
+    def _user_message(question: str, recent: list[Message], hint: str = "") -> str:
+        tail = fence("질문", question) + (f"\n\n{hint}" if hint else "")
         if not recent:
-            return "대화 기록: 없음\n\n" + fence("질문", question)
+            return "대화 기록: 없음\n\n" + tail
         # "[user]", not "user:": fence() quotes line-start role labels, so none inside a message passes as a turn.
         lines = "\n".join(f"[{m.role.value}] {m.content}" for m in recent)
-        return "대화 기록(오래된 것부터):\n" + fence("대화 기록", lines) + "\n\n" + fence("질문", question)
+        return "대화 기록(오래된 것부터):\n" + fence("대화 기록", lines) + "\n\n" + tail
 
     def _understanding(self, question: str, has_history: bool, reply: _UnderstandingReply,
                        forced: Route | None) -> QueryUnderstanding:

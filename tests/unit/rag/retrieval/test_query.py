@@ -3,7 +3,7 @@ import unicodedata
 import pytest
 
 from rag.models import Message, Role
-from rag.retrieval.query import ConversationFolder, QueryAnalyzer, load_audiences, load_synonyms
+from rag.retrieval.query import ConversationFolder, QueryAnalyzer, load_audiences, load_intents, load_synonyms
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +116,26 @@ def test_a_standalone_question_after_an_unrelated_exchange_is_not_folded(kiwi_to
 def test_a_pointer_at_the_start_of_a_question_leans_on_the_conversation(kiwi_tokenizer, question):
     history = [user("구제명령을 회사가 안 따라."), bot("이행강제금을 부과합니다.")]
     assert ConversationFolder(kiwi_tokenizer).fold(question, history).used_history
+
+
+class TestIntentTable:
+    def test_a_described_situation_brings_the_words_that_answer_it(self, analyzer):
+        analyzed = analyzer.analyze("요즘 너무 지쳐서 좀 쉬고 싶어")
+        assert analyzed.intents == ("rest",)
+        assert {"휴가", "휴직"} <= set(analyzed.expansion)
+
+    def test_the_askers_audience_chooses_the_words(self, analyzer):
+        student = analyzer.analyze("대학생인데 학교 가기 싫어")
+        assert student.audience == "student" and "휴학" in student.expansion and "연차" not in student.expansion
+
+    def test_a_question_that_names_its_rule_matches_no_situation(self, analyzer):
+        assert analyzer.analyze("연차는 며칠이야?").intents == ()
+
+    def test_the_table_off_leaves_the_question_as_asked(self, kiwi_tokenizer):
+        analyzed = QueryAnalyzer(kiwi_tokenizer, intents=[]).analyze("요즘 너무 지쳐서 좀 쉬고 싶어")
+        assert analyzed.intents == () and "휴직" not in analyzed.expansion
+
+    def test_every_entry_of_the_table_is_well_formed(self):
+        intents = load_intents()
+        assert len({i.name for i in intents}) == len(intents) >= 5
+        assert all(i.triggers and i.keywords.get("default") for i in intents)

@@ -4,6 +4,7 @@ import pytest
 
 from rag.llm import LlmOutputInvalid
 from rag.models import Message, Role, Route
+from rag.retrieval.query import QueryAnalyzer
 from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.planner import OfflineQueryPlanner, Strategy
 from rag.stages.router import OfflineQueryRouter
@@ -103,6 +104,20 @@ async def test_a_vague_question_searches_its_hypothetical_passage(make_understan
     plan = (await make_understander(llm).run("출장 가면 뭐 나와?", ())).plan
     assert plan.search_queries == ("출장 가면 뭐 나와?", passage)
     assert plan.hypothetical_answer == passage
+
+
+async def test_a_described_situation_reaches_the_llm_as_a_hint_from_the_intent_table(samples, scripted_llm):
+    llm = scripted_llm(replies=[reply(), reply()])
+    offline = OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
+                                       router=OfflineQueryRouter(samples.lookup, samples.tokenizer),
+                                       planner=OfflineQueryPlanner(samples.tokenizer))
+    with_table = LlmQueryUnderstander(llm, fallback=offline, lookup=samples.lookup,
+                                      analyzer=QueryAnalyzer(samples.tokenizer))
+    await with_table.run("요즘 너무 지쳐서 좀 쉬고 싶어", ())
+    await with_table.run("출장 숙박비 한도는 얼마야?", ())
+    hinted, plain = (r.messages[0].content for r in llm.requests)
+    assert "휴직" in hinted and hinted.index("</질문>") < hinted.index("휴직")
+    assert "상황 표현 사전" not in plain
 
 
 async def test_hyde_off_searches_only_the_question(make_understander, scripted_llm):
