@@ -5,6 +5,7 @@ Everything that crosses a package boundary is one of these frozen pydantic model
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Literal
 
@@ -180,12 +181,19 @@ class AnswerEvent(Frozen):
         return cls(kind=AnswerEventKind.ERROR, text=text)
 
 
-_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+# The one home of two regulation-text conventions: 항 markers (① … ⑳) and citation markers ("[3]" in an answer).
+CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+CITATION_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def cited_indices(text: str) -> set[int]:
+    """The source numbers an answer's text cites: "… 15일이에요 [1][3]." → {1, 3}."""
+    return {int(n) for n in CITATION_MARKER.findall(text)}
 
 
 def paragraph_number(marker: str) -> int | None:
     """① → 1; None for anything that is not a circled number."""
-    return _CIRCLED.index(marker) + 1 if marker and marker in _CIRCLED else None
+    return CIRCLED.index(marker) + 1 if marker and marker in CIRCLED else None
 
 
 def article_label(number: int, branch: int | None) -> str:
@@ -195,7 +203,7 @@ def article_label(number: int, branch: int | None) -> str:
 
 def paragraph_marker(number: int) -> str:
     """1 → ①."""
-    return _CIRCLED[number - 1]
+    return CIRCLED[number - 1]
 
 
 def paragraph_label(marker: str) -> str:

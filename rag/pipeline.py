@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from rag import messages
 from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
 from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
-from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn
+from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
     Evidence,
     EvidenceSelector,
@@ -320,7 +319,7 @@ class AnswerPipeline:
             trace.note(f"verifier({verified.by}) removed {len(verified.removed)} sentence(s)")
             notes.append(messages.UNVERIFIED_NOTE)
         answer_text = verified.text.rstrip()
-        used = {int(m) for m in re.findall(r"\[(\d+)\]", answer_text)}
+        used = cited_indices(answer_text)
         citations = tuple(c for c in draft.citations if c.index in used) or draft.citations
         if self.stages.legal is not None:
             part = await self._timed(trace, "legal", self.stages.legal.run(enhanced.text, citations, turn.scope))

@@ -10,13 +10,12 @@ renders markdown and some HTML, so document text such as `<img onerror>` must ar
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from adapters.teams import labels
 from adapters.text import sanitize_untrusted
-from rag.models import Citation
+from rag.models import CITATION_MARKER, Citation
 
 MAX_CITATIONS = 20
 MAX_CITATION_TITLE_CHARS = 80
@@ -28,7 +27,7 @@ ADAPTIVE_CARD_VERSION = "1.5"  # the highest version Teams renders in messages
 ADAPTIVE_CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 FOLLOWUP_ACTION = "regbot.followup"  # `value.action` of a follow-up button press
 
-_MARKER = re.compile(r"\[(\d{1,3})\]")
+_MARKER = CITATION_MARKER
 
 StreamType = Literal["informative", "streaming", "final"]
 

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, field
 
 from rag.knowledge.loaders.base import LoadedDocument
-from rag.models import article_label
+from rag.models import CIRCLED, article_label
 from rag.text import normalize_text, split_rule_code, title_rule_code
 
-_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+_CIRCLED = CIRCLED
 _HEADING_HASHES = re.compile(r"^#{1,6}\s*")
 _DIVISION = re.compile(r"^제\s*(\d+)\s*(편|장|절|관)(?:의\s*(\d+))?(?:\s+(.*))?$")
 _ARTICLE = re.compile(r"^제\s*(\d+)\s*조(?:\s*의\s*(\d+))?\s*(?:[(（]([^)）]{0,60})[)）])?\s*(.*)$")

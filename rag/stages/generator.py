@@ -30,7 +30,7 @@ from rag.llm import (
     fence,
 )
 from rag.llm.untrusted import neutralise
-from rag.models import Chunk, Citation, Hit, Message, Role, Scope
+from rag.models import CIRCLED, CITATION_MARKER, Chunk, Citation, Hit, Message, Role, Scope
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -81,8 +81,8 @@ REVISE_INSTRUCTION = """\
 {unsupported}
 """
 
-_PARAGRAPH_START = re.compile(r"^([①-⑳])")
-_MARKER = re.compile(r"\[(\d+)\]")
+_PARAGRAPH_START = re.compile(rf"^([{CIRCLED}])")
+_MARKER = CITATION_MARKER
 _MARKER_LIST = re.compile(r"\[(\d+(?:\s*,\s*\d+)+)\]")
 # The follow-up block when the model dressed the marker up (bold, a colon, no angle brackets).
 _LOOSE_FOLLOWUP_HEADING = re.compile(r"\n[ \t*#]*<?후속\s?질문>?[ \t*:]*\n")
@@ -296,7 +296,7 @@ _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 _SENTENCE_END = re.compile(r"(?<=다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
 _ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
-_PARAGRAPH_MARK = re.compile(r"^[①-⑳]\s*")
+_PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
 
 
 def _overlap(terms: dict[str, float], found: set[str]) -> float:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag.llm import LlmProvider, LlmUnavailable, fence, looks_like_instruction
 from rag.llm.untrusted import without_instructions
-from rag.models import Citation
+from rag.models import CITATION_MARKER, Citation
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.structured_output import complete_structured
@@ -55,7 +55,7 @@ VERIFY_SCHEMA = {
 }
 SOURCE_CHARS = 1500
 
-_MARKER = re.compile(r"\[(\d+)\]")
+_MARKER = CITATION_MARKER
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # A sentence ends at . ! ? followed by space; markers right after the period still belong to it ("…다. [1]").
 _BOUNDARY = re.compile(r"(?<=[.!?。])((?:\s*\[\d+\])*)(\s+)")
