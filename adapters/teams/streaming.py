@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapters.teams import cards, labels
 from rag import messages
+from rag.llm import RetryPolicy
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation
 
 logger = logging.getLogger(__name__)
@@ -79,21 +80,11 @@ class ActivitySender(Protocol):
         ...
 
 
-class RetryPolicy(BaseModel):
-    """Exponential backoff for throttled or briefly failing connector calls."""
-
-    model_config = ConfigDict(frozen=True)
-
-    attempts: int = 4
-    base_delay_s: float = 1.0
-    max_delay_s: float = 16.0
-    retry_statuses: frozenset[int] = frozenset({412, 429, 502, 503, 504})
-
-    def delay_s(self, attempt: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None and retry_after_s >= 0:
-            return min(retry_after_s, self.max_delay_s)
-        delay = min(self.base_delay_s * 2**attempt, self.max_delay_s)
-        return delay + random.uniform(0, delay / 4)  # jitter spreads replicas' retries
+# Connector answers worth another try: throttled (429), a stale stream sequence (412), a gateway hiccup.
+RETRY_STATUSES = frozenset({412, 429, 502, 503, 504})
+# The one retry policy of the tree (rag.llm.RetryPolicy), with the connector's patience: four attempts, a
+# throttling Retry-After honoured up to 16 s.
+CONNECTOR_RETRY = RetryPolicy(max_attempts=4, base_delay_s=1.0, max_delay_s=16.0, max_retry_after_s=16.0)
 
 
 class RenderOutcome(BaseModel):
@@ -141,14 +132,16 @@ class _Deliverer:
                 text = cards.shorten(text, max(len(text) // 2, self._MIN_SHORTENED_CHARS))
 
     async def _call(self, call: Callable[[], Awaitable[str]], *, retry: bool) -> str:
-        attempts = self._policy.attempts if retry else 1
-        for attempt in range(attempts):
+        attempts = self._policy.max_attempts if retry else 1
+        for attempt in range(1, attempts + 1):
             try:
                 return await call()
             except ConnectorCallFailed as error:
-                if error.status not in self._policy.retry_statuses or attempt + 1 >= attempts:
+                if error.status not in RETRY_STATUSES or attempt >= attempts:
                     raise
-                delay = self._policy.delay_s(attempt, error.retry_after_s)
+                retry_after = error.retry_after_s if error.retry_after_s is not None and error.retry_after_s >= 0 \
+                    else None
+                delay = self._policy.delay_s(attempt, retry_after, random.random())
                 logger.info("Bot Connector answered %d; retrying in %.1f s", error.status, delay)
                 await self._clock.sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises")
@@ -262,7 +255,7 @@ class PersonalChatStreamer(_EventRenderer):
             raise ValueError("min_interval_s must be at least 1.0: Teams throttles faster streams with 403")
         if not 0 < stream_budget_s < 120:
             raise ValueError("stream_budget_s must leave room for the final message within Teams' 120 s")
-        self._deliver = _Deliverer(sender, clock, retry or RetryPolicy())
+        self._deliver = _Deliverer(sender, clock, retry or CONNECTOR_RETRY)
         self._clock = clock
         self._min_interval_s = min_interval_s
         self._budget_s = stream_budget_s
@@ -400,7 +393,7 @@ class ThreadReplyRenderer(_EventRenderer):
     ) -> None:
         if update_interval_s < 1.0:
             raise ValueError("update_interval_s must be at least 1.0: Teams rate-limits edits per thread")
-        self._deliver = _Deliverer(sender, clock, retry or RetryPolicy())
+        self._deliver = _Deliverer(sender, clock, retry or CONNECTOR_RETRY)
         self._clock = clock
         self._edit_placeholder = edit_placeholder
         self._interval_s = update_interval_s
@@ -474,7 +467,6 @@ __all__ = [
     "ConnectorCallFailed",
     "PersonalChatStreamer",
     "RenderOutcome",
-    "RetryPolicy",
     "SystemClock",
     "ThreadReplyRenderer",
 ]
