@@ -245,6 +245,8 @@ class AnswerPipeline:
                       cacheable: bool) -> AsyncIterator[AnswerEvent]:
         enhanced, plan = understood.enhanced, understood.plan
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
+        if plan.hypothetical_answer:
+            trace.note(f"hyde: {_short(plan.hypothetical_answer)}")
         yield AnswerEvent.status(messages.STATUS_SEARCHING)
         wanted = self._retrieval_request(turn, understood)
         with trace.stage("retrieve"):

@@ -45,7 +45,7 @@ from adapters.teams.streaming import (
     ThreadReplyRenderer,
 )
 from rag import messages
-from rag.models import Citation, Turn
+from rag.models import Citation, Route, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -238,6 +238,8 @@ class TeamsAgent:
             user=question.user,
             conversation_key=question.conversation_key,
             scope=scope,
+            # The `규정 <name> [제N조]` command asks for that text: a reference that is not found says so.
+            force_route=Route.LOOKUP if question.lookup_command else None,
         )
 
     def _remember(self, question: TeamsQuestion, outcome: RenderOutcome, turn_id: str) -> None:

@@ -44,8 +44,7 @@ class TeamsQuestion(BaseModel):
     user: str = ""
     team: str = ""
     channel: str = ""
-    from_followup_button: bool = False
-    lookup_command: bool = False  # asked with the `규정 <name> [제N조]` command
+    lookup_command: bool = False  # asked with the `규정 <name> [제N조]` command: answered by lookup only
 
     @property
     def conversation_key(self) -> str:
@@ -142,7 +141,6 @@ def read_question(activity: Activity) -> TeamsQuestion | None:
         user=user_of(activity),
         team=_nested_id(data, "team"),
         channel=_nested_id(data, "channel") if kind == "channel" else _base_conversation_id(activity),
-        from_followup_button=followup is not None,
         lookup_command=command is not None,
     )
 

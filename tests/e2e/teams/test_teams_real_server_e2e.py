@@ -100,6 +100,13 @@ class TestRealServerPersonalChat:
         assert "취업규칙 제20조(연차유급휴가)" in final.text
         assert final.citation_names[0].startswith("취업규칙 제20조")
 
+    async def test_the_lookup_command_never_turns_into_a_search(self, regbot_teams: RegbotTeams) -> None:
+        # "연차 규정" is no regulation's name: the command says so instead of answering a search for 연차.
+        final = await regbot_teams.ask("규정 연차 규정 제20조", "msg-1")
+
+        assert "찾지 못했어요" in final.text
+        assert not final.citation_names
+
     async def test_feedback_invoke_is_answered_and_recorded(self, regbot_teams: RegbotTeams) -> None:
         final = await regbot_teams.ask("연차휴가는 며칠이야?", "msg-1")
         invoke = feedback_invoke(

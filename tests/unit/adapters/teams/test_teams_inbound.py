@@ -118,7 +118,7 @@ class TestReadQuestion:
         question = read_question(activity(body))
 
         assert question is not None
-        assert (question.text, question.from_followup_button) == ("3년 차는?", True)
+        assert (question.text, question.lookup_command) == ("3년 차는?", False)
 
     def test_decomposed_hangul_and_html_entities_are_normalised(self) -> None:
         text = unicodedata.normalize("NFD", "출장비 &amp; 일비")
