@@ -213,3 +213,25 @@ def paragraph_label(marker: str) -> str:
 
 
 Turn.model_rebuild()
+
+
+_PARAGRAPH_START = re.compile(rf"^([{CIRCLED}])")
+
+
+def split_paragraphs(chunk_text: str) -> list[tuple[str, str]]:
+    """(marker, text) for each 항 of a chunk's body; the header line is dropped."""
+    lines = chunk_text.split("\n")[1:]
+    out: list[tuple[str, str]] = []
+    for line in lines:
+        match = _PARAGRAPH_START.match(line)
+        if match or not out:
+            out.append((match.group(1) if match else "", line))
+        else:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+    return [(m, t.strip()) for m, t in out if t.strip()]
+
+
+def cite_chunk(chunk: Chunk, *, index: int, paragraph: str = "", quote: str = "") -> Citation:
+    """Source [index]: `chunk`, or one 항 of it when `paragraph` names it."""
+    return Citation(index=index, doc=chunk.doc, article=chunk.article, paragraph=paragraph, title=chunk.title,
+                    quote=quote, url=chunk.source_url, chunk_id=chunk.chunk_id, chapter=chunk.chapter)

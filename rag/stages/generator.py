@@ -30,7 +30,7 @@ from rag.llm import (
     fence,
 )
 from rag.llm.untrusted import neutralise
-from rag.models import CIRCLED, CITATION_MARKER, Chunk, Citation, Hit, Message, Role, Scope
+from rag.models import CIRCLED, CITATION_MARKER, Citation, Hit, Message, Role, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -81,7 +81,6 @@ REVISE_INSTRUCTION = """\
 {unsupported}
 """
 
-_PARAGRAPH_START = re.compile(rf"^([{CIRCLED}])")
 _MARKER = CITATION_MARKER
 _MARKER_LIST = re.compile(r"\[(\d+(?:\s*,\s*\d+)+)\]")
 # The follow-up block when the model dressed the marker up (bold, a colon, no angle brackets).
@@ -111,19 +110,6 @@ class DraftAnswer(BaseModel):
     followups: tuple[str, ...] = ()  # proposed by the generator itself (LLM only)
     note: str = ""  # a user-facing line to append: the offline fallback or an interrupted stream
     by: Literal["llm", "extractive"] = "extractive"
-
-
-def split_paragraphs(chunk_text: str) -> list[tuple[str, str]]:
-    """(marker, text) for each 항 of a chunk's body; the header line is dropped."""
-    lines = chunk_text.split("\n")[1:]
-    out: list[tuple[str, str]] = []
-    for line in lines:
-        match = _PARAGRAPH_START.match(line)
-        if match or not out:
-            out.append((match.group(1) if match else "", line))
-        else:
-            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
-    return [(m, t.strip()) for m, t in out if t.strip()]
 
 
 class ExtractiveGenerator:
@@ -647,12 +633,6 @@ class LlmGenerator:
         if scores[best] == 0 or scores[best] == scores[second] or not paragraphs[best][0]:
             return "", fallback_quote
         return paragraphs[best][0], _quote(paragraphs[best][1])
-
-
-def cite_chunk(chunk: Chunk, *, index: int, paragraph: str = "", quote: str = "") -> Citation:
-    """Source [index]: `chunk`, or one 항 of it when `paragraph` names it."""
-    return Citation(index=index, doc=chunk.doc, article=chunk.article, paragraph=paragraph, title=chunk.title,
-                    quote=quote, url=chunk.source_url, chunk_id=chunk.chunk_id, chapter=chunk.chapter)
 
 
 def _quote(text: str, limit: int = 300) -> str:

@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from rag import messages
-from rag.models import Chunk, Citation, Scope
+from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.tokenizer import Tokenizer
-from rag.stages.generator import cite_chunk, split_paragraphs
 
 # A citation of another regulation in a rule's text: 「근로기준법」 제60조, 「근로기준법 시행령」 제30조의2 제1항.
 _CITED = re.compile(r"「([^」]{2,60})」\s*(제\s*\d+\s*조(?:\s*의\s*\d+)?)(?:\s*(제\s*\d+\s*항))?")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from rag import messages
-from rag.models import Chunk, Citation, Scope
+from rag.models import Chunk, Citation, Scope, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
-from rag.stages.generator import DraftAnswer, split_paragraphs
+from rag.stages.generator import DraftAnswer
 
 MAX_OUTLINE_LINES = 60
 FULLTEXT_PAGE_CHARS = 3500  # one chat message (Slack sections and Teams cards stay readable at this size)

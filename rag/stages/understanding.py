@@ -111,6 +111,10 @@ class OfflineQueryUnderstander:
         plan = await self.planner.run(enhanced.text)
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query)
 
+    def chitchat_kind(self, question: str) -> str:
+        """The kind of small talk the message is, or "" (for the LLM understander's pattern shortcut)."""
+        return self.router.chitchat_kind(question)
+
 
 class _UnderstandingReply(BaseModel):
     """The LLM's JSON, leniently read: missing optional fields take defaults, blank strings are dropped."""
@@ -190,7 +194,7 @@ class LlmQueryUnderstander:
 
     def _caught_by_pattern(self, question: str) -> bool:
         """A structural reference, or small talk with no question in it."""
-        return self.lookup.parse(question) is not None or bool(self.fallback.router.chitchat_kind(question))
+        return self.lookup.parse(question) is not None or bool(self.fallback.chitchat_kind(question))
 
     def _hint(self, question: str) -> str:
         """The intent table's words for the situation the question describes, or ""."""

@@ -3,10 +3,9 @@
 import pytest
 
 from rag import messages
-from rag.models import AnswerEventKind, Message, Role, Route, Scope
+from rag.models import AnswerEventKind, Message, Role, Route, Scope, cite_chunk
 from rag.pipeline import collect
 from rag.retrieval.names import DocumentNames
-from rag.stages.generator import cite_chunk
 from rag.stages.legal_basis import CollectionRoles
 from testkit import REPO_ROOT, build_sample_components
 
