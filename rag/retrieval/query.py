@@ -61,9 +61,15 @@ class Intent(BaseModel):
 def load_intents(path: Path = DEFAULT_INTENTS) -> list[Intent]:
     """The intent table (`intents.yaml`)."""
     entries = _read_table(path).get("intents") or []
-    return [Intent(name=str(e["name"]), triggers=tuple(normalize_text(str(t)) for t in e["triggers"]),
-                   keywords={str(k): tuple(normalize_text(str(w)) for w in v) for k, v in e["keywords"].items()})
-            for e in entries]
+    intents = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            intents.append(Intent(
+                name=str(entry["name"]), triggers=tuple(normalize_text(str(t)) for t in entry["triggers"]),
+                keywords={str(k): tuple(normalize_text(str(w)) for w in v) for k, v in entry["keywords"].items()}))
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"{path.name}: intent {number} needs name, triggers and keywords ({error})") from None
+    return intents
 
 
 class AnalyzedQuery(BaseModel):

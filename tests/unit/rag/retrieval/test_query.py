@@ -139,3 +139,10 @@ class TestIntentTable:
         intents = load_intents()
         assert len({i.name for i in intents}) == len(intents) >= 5
         assert all(i.triggers and i.keywords.get("default") for i in intents)
+
+
+def test_a_malformed_intent_table_is_one_clear_error(tmp_path):
+    table = tmp_path / "intents.yaml"
+    table.write_text("intents:\n  - name: rest\n    triggers: [쉬고 싶]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"intents\.yaml: intent 1 needs name, triggers and keywords"):
+        load_intents(table)
