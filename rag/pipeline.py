@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -30,7 +30,7 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.stages.answerability import refusal_message
-from rag.stages.generator import DraftAnswer, GenerationInput, StatusLine
+from rag.stages.generator import DraftAnswer, GenerationEvent, GenerationInput
 from rag.stages.grader import GradeResult
 from rag.stages.legal_basis import LegalBasis
 from rag.stages.smalltalk import SmallTalkResponder
@@ -60,11 +60,9 @@ class Rewriter(Protocol):
 
 
 class Generator(Protocol):
-    """Streams text via `stream`; the final draft (text + citations) via `finish`; `revise` retries once."""
+    """`run` streams the answer's events, the last carrying the draft (text + citations); `revise` retries once."""
 
-    def stream(self, request: GenerationInput) -> AsyncIterator[str]: ...
-
-    def finish(self) -> DraftAnswer: ...
+    def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]: ...
 
     async def revise(self, request: GenerationInput, draft: DraftAnswer,
                      unsupported: tuple[str, ...]) -> DraftAnswer | None: ...
@@ -86,7 +84,7 @@ class PipelineStages:
     understander: Understander
     grader: Grader
     rewriter: Rewriter
-    generator_factory: Callable[[], Generator]  # a fresh generator per turn (it keeps the draft)
+    generator: Generator
     verifier: Verifier
     followups: FollowupSuggester
     structural: StructuralAnswerer
@@ -283,21 +281,25 @@ class AnswerPipeline:
                                   evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
                                   scope=turn.scope)
         yield AnswerEvent.status(messages.STATUS_WRITING)
-        generator = self.stages.generator_factory()
+        generator = self.stages.generator
         streamed: list[str] = []
         notes: list[str] = []
+        draft: DraftAnswer | None = None
         with trace.stage("generate"):
             try:
-                async for piece in generator.stream(request):
-                    if isinstance(piece, StatusLine):  # the answer's LLM is consulting a tool
-                        yield AnswerEvent.status(str(piece))
-                        continue
-                    streamed.append(piece)
-                    yield AnswerEvent.delta(piece)
+                async for event in generator.run(request):
+                    if event.draft is not None:
+                        draft = event.draft
+                    elif event.kind == "status":  # the answer's LLM is consulting a tool
+                        yield AnswerEvent.status(event.text)
+                    else:
+                        streamed.append(event.text)
+                        yield AnswerEvent.delta(event.text)
             except LlmUnavailable as exc:
                 log.warning("turn %s: generation interrupted: %s", turn.turn_id, exc)
                 notes.append(messages.STREAM_INTERRUPTED if streamed else messages.OFFLINE_NOTE)
-        draft = generator.finish()
+        if draft is None:  # a generator that broke off: keep what the user saw, uncited
+            draft = DraftAnswer(text="".join(streamed), citations=())
         if draft.by != "llm":
             # A quoted answer needs no LLM verify or follow-ups call: the offline siblings judge quotes.
             trace.budget.close("the answer is quoted offline")

@@ -66,20 +66,18 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     structural = StructuralAnswerer(lookup)
     legal = LegalBasis(corpus, lookup, tokenizer, roles=roles)
 
-    def extractive() -> ExtractiveGenerator:
-        return ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
+    extractive = ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
 
     if llm is None:
         return PipelineStages(understander=understander, grader=grader, rewriter=rewriter,
-                              generator_factory=extractive, verifier=verifier,
+                              generator=extractive, verifier=verifier,
                               followups=followups, structural=structural, cache=cache, smalltalk=smalltalk,
                               legal=legal)
 
     tools = AgentTools(lookup=lookup, search=search) if search is not None and max_tool_rounds > 0 else None
 
-    def llm_generator() -> LlmGenerator:
-        return LlmGenerator(llm, fallback=extractive(), tokenizer=tokenizer,
-                            hang_timeout_s=timeouts.stream_hang_s, tools=tools, max_tool_rounds=max_tool_rounds)
+    llm_generator = LlmGenerator(llm, fallback=extractive, tokenizer=tokenizer, hang_timeout_s=timeouts.stream_hang_s,
+                                 tools=tools, max_tool_rounds=max_tool_rounds)
 
     fast_s, hang_s = timeouts.structured_s, timeouts.structured_hang_s
     return PipelineStages(
@@ -87,7 +85,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
                                           hyde=hyde, window=window, analyzer=analyzer),
         grader=LlmGrader(llm, fallback=grader, timeout_s=fast_s, hang_s=hang_s),
         rewriter=LlmQueryRewriter(llm, fallback=rewriter, timeout_s=fast_s, hang_s=hang_s),
-        generator_factory=llm_generator,
+        generator=llm_generator,
         verifier=LlmVerifier(llm, fallback=verifier, timeout_s=fast_s, hang_s=hang_s),
         followups=LlmFollowupSuggester(llm, fallback=followups, timeout_s=fast_s, hang_s=hang_s),
         structural=structural,

@@ -15,7 +15,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rag import messages
 from rag.llm import (
@@ -102,7 +102,20 @@ class GenerationInput(BaseModel):
     scope: Scope | None = None  # the turn's collections: the LLM's tools search only these
 
 
+class NumberedSource(BaseModel):
+    """A chunk as the prompt numbers it; `parts` are the question parts (0-based) it was retrieved for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    hit: Hit
+    parts: tuple[int, ...]
+
+
 class DraftAnswer(BaseModel):
+    """A generated answer with its citations; an LLM draft also keeps the numbered sources it was written from,
+    so `revise` needs nothing but the draft."""
+
     model_config = ConfigDict(frozen=True)
 
     text: str
@@ -110,6 +123,29 @@ class DraftAnswer(BaseModel):
     followups: tuple[str, ...] = ()  # proposed by the generator itself (LLM only)
     note: str = ""  # a user-facing line to append: the offline fallback or an interrupted stream
     by: Literal["llm", "extractive"] = "extractive"
+    sources: tuple[NumberedSource, ...] = Field(default=(), exclude=True)
+
+
+class GenerationEvent(BaseModel):
+    """One step of generation: answer text to show, a status line (a tool at work), or — always last — the draft."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["delta", "status", "draft"]
+    text: str = ""
+    draft: DraftAnswer | None = None
+
+    @classmethod
+    def delta(cls, text: str) -> GenerationEvent:
+        return cls(kind="delta", text=text)
+
+    @classmethod
+    def status(cls, text: str) -> GenerationEvent:
+        return cls(kind="status", text=text)
+
+    @classmethod
+    def done(cls, draft: DraftAnswer) -> GenerationEvent:
+        return cls(kind="draft", draft=draft)
 
 
 class ExtractiveGenerator:
@@ -133,16 +169,13 @@ class ExtractiveGenerator:
         self.max_lead_chars = max_lead_chars
         self.min_relative_score = min_relative_score
         self.second_lead_share = second_lead_share
-        self._draft = DraftAnswer(text="", citations=())
 
-    async def stream(self, request: GenerationInput) -> AsyncIterator[str]:
-        """Streams the answer line by line; `finish()` then gives the same text with its citations."""
-        self._draft = self.draft(request)
-        for line in self._draft.text.splitlines(keepends=True):
-            yield line
-
-    def finish(self) -> DraftAnswer:
-        return self._draft
+    async def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]:
+        """The answer line by line, then the draft with its citations."""
+        draft = self.draft(request)
+        for line in draft.text.splitlines(keepends=True):
+            yield GenerationEvent.delta(line)
+        yield GenerationEvent.done(draft)
 
     async def revise(self, request: GenerationInput, draft: DraftAnswer,
                      unsupported: tuple[str, ...]) -> DraftAnswer | None:
@@ -323,16 +356,6 @@ def _lead_text(sentence: str, limit: int) -> str:
     return sentence if len(sentence) <= limit else sentence[:limit].rstrip() + "…"
 
 
-class NumberedSource(BaseModel):
-    """A chunk as the prompt numbers it; `parts` are the question parts (0-based) it was retrieved for."""
-
-    model_config = ConfigDict(frozen=True)
-
-    index: int
-    hit: Hit
-    parts: tuple[int, ...]
-
-
 def number_sources(request: GenerationInput, *, per_part: int = 5, limit: int = 12) -> list[NumberedSource]:
     """Number the evidence 1..n, part by part, each chunk once (a chunk two parts share keeps one number)."""
     numbered: dict[str, NumberedSource] = {}
@@ -413,18 +436,35 @@ def expand_marker_lists(text: str) -> str:
     return _MARKER_LIST.sub(lambda m: "".join(f"[{n.strip()}]" for n in m.group(1).split(",")), text)
 
 
-class StatusLine(str):
-    """A piece of a generator's stream that is a status line (a tool call at work), not answer text."""
+class _Answering:
+    """What one answer accumulates while it streams: the numbered sources (tools add more), the text shown."""
+
+    def __init__(self, sources: list[NumberedSource]) -> None:
+        self.sources = sources
+        self.shown: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.shown)
+
+    def show(self, visible: str) -> GenerationEvent | None:
+        """The visible text as an event: leading whitespace is dropped until the answer starts."""
+        if not self.text.strip():
+            visible = visible.lstrip()
+        if not visible:
+            return None
+        self.shown.append(visible)
+        return GenerationEvent.delta(visible)
 
 
 class LlmGenerator:
     """Streams a cited answer from the strong model; the extractive answer (with a note) when the LLM is down.
 
-    One instance per turn: it keeps the draft for `finish()`. A failure before the first visible text, or a
-    stream with no answer text, switches to the fallback; a failure after it keeps what was shown and adds
-    `messages.STREAM_INTERRUPTED`. With `tools`, the model may consult them for up to `max_tool_rounds` rounds
-    (each round is one call of the turn's budget); their results become further numbered sources.
-    Hangs are detected by the provider (`hang_timeout_s` for the first and every later delta).
+    Stateless between turns: each `run` keeps its own sources and text, and its last event carries the draft. A
+    failure before the first visible text, or a stream with no answer text, switches to the fallback; a failure
+    after it keeps what was shown and adds `messages.STREAM_INTERRUPTED`. With `tools`, the model may consult
+    them for up to `max_tool_rounds` rounds (each round is one call of the turn's budget); their results become
+    further numbered sources. Hangs are detected by the provider (`hang_timeout_s` for every delta).
     """
 
     def __init__(self, llm: LlmProvider, *, fallback: ExtractiveGenerator, tokenizer: Tokenizer,
@@ -445,27 +485,23 @@ class LlmGenerator:
         self.max_tool_rounds = max_tool_rounds
         self.hold_chars = hold_chars
         self.prompt = prompt
-        self._sources: list[NumberedSource] = []
-        self._shown: list[str] = []
-        self._followups: tuple[str, ...] = ()
-        self._note = ""
-        self._used_fallback = False
 
-    async def stream(self, request: GenerationInput) -> AsyncIterator[str]:
-        """Yields the answer text as it arrives (and `StatusLine`s for tool calls); never raises `LlmUnavailable`."""
-        self._sources = number_sources(request)
+    async def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]:
+        """Answer text as it arrives (status events for tool calls), then the draft; never raises `LlmUnavailable`."""
+        turn = _Answering(number_sources(request))
         if not self.llm.available:
-            async for piece in self._fall_back(request, "the LLM is unavailable (breaker open or budget spent)"):
-                yield piece
+            async for event in self._fall_back(request, "the LLM is unavailable (breaker open or budget spent)"):
+                yield event
             return
         splitter = FollowupSplitter()
         exchanges: list[ToolExchange] = []
+        note = ""
         try:
             for round_number in range(self.max_tool_rounds + 1):
                 offer_tools = self._may_offer_tools(round_number)
                 held: list[str] = []  # a tool round's text is held back: it may be a preamble to a tool call
                 flushing = not offer_tools
-                llm_stream = self.llm.stream(self._request(request, exchanges, offer_tools))
+                llm_stream = self.llm.stream(self._request(request, turn, exchanges, offer_tools))
                 try:
                     async for delta in llm_stream:
                         if not flushing:
@@ -475,57 +511,53 @@ class LlmGenerator:
                             if len(so_far) < self.hold_chars and not _MARKER.search(so_far):
                                 continue
                             flushing, delta = True, so_far
-                        for piece in self._show(splitter.feed(delta)):
-                            yield piece
+                        if shown := turn.show(splitter.feed(delta)):
+                            yield shown
                 except LlmStreamInterrupted:
                     if not flushing:  # it broke before any tool call: what was held is answer text
-                        for piece in self._show(splitter.feed("".join(held))):
-                            yield piece
+                        if shown := turn.show(splitter.feed("".join(held))):
+                            yield shown
                     raise
                 finally:
                     await llm_stream.aclose()
                 response = llm_stream.response
                 calls = response.tool_calls if (response is not None and offer_tools) else ()
                 if not calls:
-                    for piece in self._show(splitter.feed("".join(held)) if not flushing else ""):
-                        yield piece
+                    if not flushing and (shown := turn.show(splitter.feed("".join(held)))):
+                        yield shown
                     break
                 results: list[str] = []
                 for call in calls[:3]:
-                    yield StatusLine(self.tools.status(call))  # type: ignore[union-attr]
-                    results.append(await self._run_tool(call, request))
+                    yield GenerationEvent.status(self.tools.status(call))  # type: ignore[union-attr]
+                    results.append(await self._run_tool(call, request, turn))
                 exchanges.append(ToolExchange(text="" if not flushing else response.text, calls=calls[:3],
                                               results=tuple(results)))
-            for piece in self._show(splitter.close()):
-                yield piece
+            if shown := turn.show(splitter.close()):
+                yield shown
         except LlmUnavailable as exc:
-            if not "".join(self._shown).strip():
-                async for piece in self._fall_back(request, str(exc)):
-                    yield piece
+            if not turn.text.strip():
+                async for event in self._fall_back(request, str(exc)):
+                    yield event
                 return
-            log.warning("answer stream interrupted after %d characters: %s", len("".join(self._shown)), exc)
-            self._note = messages.STREAM_INTERRUPTED
-        if not "".join(self._shown).strip():
+            log.warning("answer stream interrupted after %d characters: %s", len(turn.text), exc)
+            note = messages.STREAM_INTERRUPTED
+        if not turn.text.strip():
             # The model answered nothing the user could read (only follow-ups, or only whitespace).
-            async for piece in self._fall_back(request, "the answer stream had no text"):
-                yield piece
+            async for event in self._fall_back(request, "the answer stream had no text"):
+                yield event
             return
-        self._followups = splitter.followups
-
-    def finish(self) -> DraftAnswer:
-        if self._used_fallback:
-            return self.fallback.finish().model_copy(update={"note": messages.OFFLINE_NOTE})
-        text, loose_followups = split_off_followups("".join(self._shown))
-        return self._draft(text, followups=self._followups or loose_followups, note=self._note)
+        text, loose_followups = split_off_followups(turn.text)
+        yield GenerationEvent.done(self._draft(text, turn.sources, followups=splitter.followups or loose_followups,
+                                               note=note))
 
     async def revise(self, request: GenerationInput, draft: DraftAnswer,
                      unsupported: tuple[str, ...]) -> DraftAnswer | None:
         """One rewrite without the unsupported claims (streamed, so a hang is caught); None when it cannot be had."""
-        if draft.by != "llm" or not self._sources or not self.llm.available:
+        if draft.by != "llm" or not draft.sources or not self.llm.available:
             return None
         listed = "\n".join(f"- {s}" for s in unsupported)
         instruction = REVISE_INSTRUCTION.format(draft=fence("답변", draft.text), unsupported=fence("주장", listed))
-        first = self._user_message(request)
+        first = self._user_message(request, list(draft.sources))
         user = Message(role=Role.USER, content=f"{first.content}\n\n{instruction}")
         parts: list[str] = []
         revision = self.llm.stream(LlmRequest(system=self.prompt + UNTRUSTED_TEXT_RULE, messages=(user,),
@@ -543,16 +575,7 @@ class LlmGenerator:
         text, _ = split_off_followups("".join(parts))
         if not text.strip():
             return None
-        return self._draft(text, followups=draft.followups, note=draft.note)
-
-    def _show(self, visible: str) -> list[str]:
-        """The visible text to yield: leading whitespace is dropped until the answer starts."""
-        if not "".join(self._shown).strip():
-            visible = visible.lstrip()
-        if not visible:
-            return []
-        self._shown.append(visible)
-        return [visible]
+        return self._draft(text, list(draft.sources), followups=draft.followups, note=draft.note)
 
     def _may_offer_tools(self, round_number: int) -> bool:
         """Tools while rounds remain and the budget keeps a call for the answer after the tool round."""
@@ -561,34 +584,36 @@ class LlmGenerator:
         budget = current_llm_call_budget()
         return budget is None or budget.remaining >= 2
 
-    def _request(self, request: GenerationInput, exchanges: list[ToolExchange], offer_tools: bool) -> LlmRequest:
+    def _request(self, request: GenerationInput, turn: _Answering, exchanges: list[ToolExchange],
+                 offer_tools: bool) -> LlmRequest:
         system = self.prompt + (TOOLS_INSTRUCTION if self.tools is not None else "") + UNTRUSTED_TEXT_RULE
-        return LlmRequest(system=system, messages=(self._user_message(request),), tier="strong",
+        return LlmRequest(system=system, messages=(self._user_message(request, turn.sources),), tier="strong",
                           max_tokens=self.max_tokens, timeout_s=self.hang_timeout_s, stage="generate",
                           tools=self.tools.specs if (offer_tools and self.tools is not None) else (),
                           exchanges=tuple(exchanges))
 
-    async def _run_tool(self, call: ToolCall, request: GenerationInput) -> str:
+    async def _run_tool(self, call: ToolCall, request: GenerationInput, turn: _Answering) -> str:
         """Run a tool; its chunks join the numbered sources; the result is fenced untrusted text."""
         assert self.tools is not None
         outcome = await self.tools.run(call, request.scope)
         blocks = []
-        known = {s.hit.chunk.chunk_id: s for s in self._sources}
+        known = {s.hit.chunk.chunk_id: s for s in turn.sources}
         for chunk in outcome.chunks:
             source = known.get(chunk.chunk_id)
             if source is None:
-                source = NumberedSource(index=len(self._sources) + 1, hit=Hit(chunk=chunk, score=0.0), parts=())
-                self._sources.append(source)
+                source = NumberedSource(index=len(turn.sources) + 1, hit=Hit(chunk=chunk, score=0.0), parts=())
+                turn.sources.append(source)
                 known[chunk.chunk_id] = source
             blocks.append(self._source_block(source))
         text = "\n\n".join([*blocks, outcome.note] if outcome.note else blocks) or "결과 없음"
         return fence("도구 결과", text)
 
-    async def _fall_back(self, request: GenerationInput, reason: str) -> AsyncIterator[str]:
+    async def _fall_back(self, request: GenerationInput, reason: str) -> AsyncIterator[GenerationEvent]:
         log.warning("generation falls back to extractive quotes: %s", reason)
-        self._used_fallback = True
-        async for piece in self.fallback.stream(request):
-            yield piece
+        async for event in self.fallback.run(request):
+            if event.draft is not None:
+                event = GenerationEvent.done(event.draft.model_copy(update={"note": messages.OFFLINE_NOTE}))
+            yield event
 
     def _source_block(self, source: NumberedSource) -> str:
         chunk = source.hit.chunk
@@ -596,8 +621,8 @@ class LlmGenerator:
         body = chunk.text.split("\n", 1)[-1] if "\n" in chunk.text else chunk.text
         return f"[{source.index}] {chunk.label}{title}\n{body[: self.source_chars]}"
 
-    def _user_message(self, request: GenerationInput) -> Message:
-        evidence = [s for s in self._sources if s.parts]  # tool results travel in their own rounds
+    def _user_message(self, request: GenerationInput, sources: list[NumberedSource]) -> Message:
+        evidence = [s for s in sources if s.parts]  # tool results travel in their own rounds
         blocks = "\n\n".join(self._source_block(s) for s in evidence)
         lines = [fence("참고 조문", blocks), "", fence("질문", request.question)]
         if len(request.sub_questions) > 1:
@@ -608,12 +633,14 @@ class LlmGenerator:
         lines.append("\n" + STYLE_HINTS.get(request.answer_style, STYLE_HINTS["concise"]))
         return Message(role=Role.USER, content="\n".join(lines))
 
-    def _draft(self, text: str, *, followups: tuple[str, ...], note: str) -> DraftAnswer:
+    def _draft(self, text: str, sources: list[NumberedSource], *, followups: tuple[str, ...],
+               note: str) -> DraftAnswer:
         text = expand_marker_lists(text).strip() + "\n"
-        by_index = {s.index: s for s in self._sources}
+        by_index = {s.index: s for s in sources}
         used = [n for n in dict.fromkeys(int(m) for m in _MARKER.findall(text)) if n in by_index]
         citations = tuple(self._citation(by_index[n], text) for n in used)
-        return DraftAnswer(text=text, citations=citations, followups=followups, note=note, by="llm")
+        return DraftAnswer(text=text, citations=citations, followups=followups, note=note, by="llm",
+                           sources=tuple(sources))
 
     def _citation(self, source: NumberedSource, text: str) -> Citation:
         marker, quote = self._cited_paragraph(source, text)

@@ -12,7 +12,7 @@ from rag.llm import LlmStreamInterrupted, current_llm_call_budget
 from rag.models import AnswerEventKind, Chunk, Citation, Hit, Message, Role, Route, Scope
 from rag.pipeline import AnswerPipeline, PipelineConfig, PipelineStages, collect
 from rag.stages.enhancer import EnhancedQuery
-from rag.stages.generator import DraftAnswer
+from rag.stages.generator import DraftAnswer, GenerationEvent
 from rag.stages.grader import GradeResult
 from rag.stages.planner import QueryPlan
 from rag.stages.router import RouteDecision
@@ -86,15 +86,13 @@ class FakeGenerator:
         self.pieces, self.draft, self.revised, self.error = pieces, draft, revised, error
         self.revisions: list[tuple[str, ...]] = []
 
-    async def stream(self, request):
+    async def run(self, request):
         spend_llm_calls(1)
         for piece in self.pieces:
-            yield piece
+            yield GenerationEvent.delta(piece)
         if self.error is not None:
             raise self.error
-
-    def finish(self):
-        return self.draft
+        yield GenerationEvent.done(self.draft)
 
     async def revise(self, request, draft, unsupported):
         self.revisions.append(unsupported)
@@ -128,7 +126,7 @@ def build(*, understander=None, grader=None, generator=None, verifier=None, cach
           retriever=None):
     stages = PipelineStages(
         understander=understander or FakeUnderstander(), grader=grader or FakeGrader(PASS),
-        rewriter=FakeRewriter(), generator_factory=lambda: generator or FakeGenerator([ANSWER], llm_draft()),
+        rewriter=FakeRewriter(), generator=generator or FakeGenerator([ANSWER], llm_draft()),
         verifier=verifier or FakeVerifier(), followups=FakeFollowups(), structural=None, cache=cache)
     return AnswerPipeline(stages=stages, retriever=retriever or FakeRetriever([Hit(chunk=make_chunk(), score=1.0)]),
                           config=config)

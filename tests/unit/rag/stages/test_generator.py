@@ -1,5 +1,6 @@
 """LlmGenerator: streamed, cited answers; the extractive fallback; follow-ups hidden from the stream."""
 
+import asyncio
 import re
 
 import pytest
@@ -28,8 +29,20 @@ def make_generator(samples):
     return make
 
 
+_DRAFTS: dict[int, object] = {}
+
+
 async def drain(generator, request):
-    return [piece async for piece in generator.stream(request)]
+    """The answer's visible pieces; the draft (always the last event, and the only draft) is kept for
+    `draft_of`."""
+    events = [event async for event in generator.run(request)]
+    assert events and events[-1].kind == "draft" and all(e.draft is None for e in events[:-1])
+    _DRAFTS[id(generator)] = events[-1].draft
+    return [e.text for e in events if e.kind == "delta"]
+
+
+def draft_of(generator):
+    return _DRAFTS[id(generator)]
 
 
 class TestFollowupSplitter:
@@ -54,7 +67,7 @@ class TestLlmGenerator:
         generator = make_generator(llm)
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"], hits["promote"]),))
         pieces = await drain(generator, request)
-        draft = generator.finish()
+        draft = draft_of(generator)
         assert "후속질문" not in "".join(pieces)
         assert draft.text == "1년간 80퍼센트 이상 출근하면 15일의 연차유급휴가를 받아요 [1].\n"
         assert [c.label for c in draft.citations] == ["취업규칙 제20조 제1항"]
@@ -72,7 +85,7 @@ class TestLlmGenerator:
                                   sub_questions=("병가는 며칠이야?", "숙박비 한도는 얼마야?"),
                                   evidence=((hits["sick"],), (hits["hotel"],)))
         await drain(generator, request)
-        draft = generator.finish()
+        draft = draft_of(generator)
         sent = llm.requests[0].messages[0].content
         assert "1. 병가는 며칠이야? — 관련 조문: [1]" in sent and "2. 숙박비 한도는 얼마야? — 관련 조문: [2]" in sent
         assert [c.label for c in draft.citations] == ["취업규칙 제23조 제1항", "여비 규정 제5조 제3항"]
@@ -82,7 +95,7 @@ class TestLlmGenerator:
         generator = make_generator(llm)
         await drain(generator, GenerationInput(question=LEAVE_QUESTION,
                                                evidence=((hits["leave"], hits["promote"]),)))
-        draft = generator.finish()
+        draft = draft_of(generator)
         assert "[1][2]" in draft.text
         assert [c.index for c in draft.citations] == [1, 2]
 
@@ -90,7 +103,7 @@ class TestLlmGenerator:
         llm = scripted_llm(available=False)
         generator = make_generator(llm)
         pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
-        draft = generator.finish()
+        draft = draft_of(generator)
         assert llm.requests == []
         assert messages.EXTRACTIVE_SUPPORT in "".join(pieces)
         assert (draft.note, draft.by) == (messages.OFFLINE_NOTE, "extractive")
@@ -101,14 +114,14 @@ class TestLlmGenerator:
         generator = make_generator(llm)
         pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
         assert messages.EXTRACTIVE_SUPPORT in "".join(pieces)
-        assert generator.finish().note == messages.OFFLINE_NOTE
+        assert draft_of(generator).note == messages.OFFLINE_NOTE
 
     async def test_a_failure_mid_stream_keeps_what_was_shown(self, make_generator, scripted_llm, hits):
         llm = scripted_llm(streams=[["연차는 1년간 ", "80퍼센트 이상 출근하면 ",
                                      LlmRequestFailed("connection broke", retryable=True)]])
         generator = make_generator(llm)
         pieces = await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),)))
-        draft = generator.finish()
+        draft = draft_of(generator)
         assert "".join(pieces) == "연차는 1년간 80퍼센트 이상 출근하면 "
         assert draft.text.strip() == "연차는 1년간 80퍼센트 이상 출근하면"
         assert draft.note == messages.STREAM_INTERRUPTED
@@ -118,16 +131,30 @@ class TestLlmGenerator:
         generator = make_generator(llm)
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),))
         await drain(generator, request)
-        revised = await generator.revise(request, generator.finish(), ("연차는 20일이에요 [1].",))
+        revised = await generator.revise(request, draft_of(generator), ("연차는 20일이에요 [1].",))
         assert revised.text == "연차는 15일이에요 [1].\n"
         assert "<주장>\n- 연차는 20일이에요 [1].\n</주장>" in llm.requests[1].messages[0].content
         assert llm.requests[1].stage == "revise"
+
+    async def test_one_generator_answers_two_turns_at_once_each_with_its_own_sources(self, make_generator,
+                                                                                      scripted_llm, hits):
+        llm = scripted_llm(streams=[["연차는 15일이에요 ", "[1]."], ["숙박비 한도는 ", "정해져 있어요 [1]."]])
+        generator = make_generator(llm)
+
+        async def answer(question, hit):
+            events = [e async for e in generator.run(GenerationInput(question=question, evidence=((hit,),)))]
+            return events[-1].draft
+
+        leave, hotel = await asyncio.gather(answer(LEAVE_QUESTION, hits["leave"]),
+                                            answer("숙박비 한도는?", hits["hotel"]))
+        assert leave.citations[0].label.startswith("취업규칙 제20조") and "15일" in leave.text
+        assert hotel.citations[0].label.startswith("여비 규정 제5조") and "숙박비" in hotel.text
 
     async def test_quotes_are_never_revised(self, samples, hits):
         generator = ExtractiveGenerator(samples.corpus, samples.tokenizer)
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"],),))
         await drain(generator, request)
-        assert await generator.revise(request, generator.finish(), ("x",)) is None
+        assert await generator.revise(request, draft_of(generator), ("x",)) is None
 
 
 class TestExtractiveGenerator:
@@ -139,7 +166,7 @@ class TestExtractiveGenerator:
         text = "".join(await drain(generator, request))
         lead = text.split("\n", 1)[0]
         assert "15일" in lead and re.search(r"\[\d\]$", lead)
-        cited = generator.finish().citations[int(re.search(r"\[(\d)\]$", lead).group(1)) - 1]
+        cited = draft_of(generator).citations[int(re.search(r"\[(\d)\]$", lead).group(1)) - 1]
         assert cited.label == "취업규칙 제20조 제1항"
         assert text.index(messages.EXTRACTIVE_SUPPORT) > len(lead)
 
@@ -148,7 +175,7 @@ class TestExtractiveGenerator:
         request = GenerationInput(question=LEAVE_QUESTION,
                                   evidence=((hits["leave"], hits["promote"], hits["hotel"]),))
         await drain(generator, request)
-        draft = generator.finish()
+        draft = draft_of(generator)
         quotes = [line for line in draft.text.splitlines() if line.startswith("- **")]
         assert 1 <= len(quotes) <= 3
         assert not any(c.label.startswith("여비 규정") for c in draft.citations)
@@ -159,7 +186,7 @@ class TestExtractiveGenerator:
                                   sub_questions=("병가는 며칠이야?", "숙박비 한도는 얼마야?"),
                                   evidence=((hits["sick"],), (hits["hotel"],)))
         await drain(generator, request)
-        leads = generator.finish().text.split("\n\n", 1)[0].splitlines()
+        leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
         assert len(leads) == 2 and "[1]" in leads[0] and "[2]" in leads[1]
 
     async def test_a_compound_question_keeps_its_lead_to_one_sentence_a_part(self, samples, hits):
@@ -171,5 +198,5 @@ class TestExtractiveGenerator:
                                   sub_questions=("연차는 며칠이야?", "숙박비 한도는 얼마야?"),
                                   evidence=((hits["leave"], hits["promote"]), (hits["hotel"], hits["sick"])))
         await drain(generator, request)
-        leads = generator.finish().text.split("\n\n", 1)[0].splitlines()
+        leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
         assert [re.findall(r"\[\d+\]", line) for line in leads] == [["[1]"], ["[2]"]]
