@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 
 MAX_FOLLOWUPS = 3
 MAX_CHARS = 60
+# Offline: a related article offered as a question (a button's text).
+ABOUT_ARTICLE = "{doc} {article}({title})에 대해 알려줘"
 
 # Only articles the bot actually retrieved are listed, and the questions must be answerable from them, so a
 # follow-up button never leads to "not found".
@@ -46,7 +48,7 @@ class OfflineFollowupSuggester:
             if chunk.title in seen_titles or chunk.title in question:
                 continue
             seen_titles.add(chunk.title)
-            out.append(f"{chunk.doc} {chunk.article}({chunk.title})에 대해 알려줘"[:MAX_CHARS])
+            out.append(ABOUT_ARTICLE.format(doc=chunk.doc, article=chunk.article, title=chunk.title)[:MAX_CHARS])
             if len(out) == MAX_FOLLOWUPS:
                 break
         return tuple(out)

@@ -72,6 +72,12 @@ TOOLS_INSTRUCTION = """\
 """
 
 # A second attempt after the verifier found claims its sources do not support.
+# A compound question's parts, listed under the question with the sources retrieved for each.
+PARTS_INSTRUCTION = "\n이 질문은 다음 부분으로 나뉩니다. 부분마다 소제목을 달아 차례로 답하세요."
+PART_LINE = "{number}. {question} — 관련 조문: {sources}"
+NO_PART_SOURCES = "없음"
+NO_TOOL_RESULT = "결과 없음"
+
 REVISE_INSTRUCTION = """\
 아래 <답변>은 이 질문에 대한 이전 답변이고, <주장>의 문장은 인용한 조문에서 확인되지 않았습니다.
 그 문장을 조문에 맞게 고치거나 빼고, 같은 규칙(문장마다 [n] 인용)으로 답변 전체를 다시 쓰세요. 후속질문은 쓰지 마세요.
@@ -605,7 +611,7 @@ class LlmGenerator:
                 turn.sources.append(source)
                 known[chunk.chunk_id] = source
             blocks.append(self._source_block(source))
-        text = "\n\n".join([*blocks, outcome.note] if outcome.note else blocks) or "결과 없음"
+        text = "\n\n".join([*blocks, outcome.note] if outcome.note else blocks) or NO_TOOL_RESULT
         return fence("도구 결과", text)
 
     async def _fall_back(self, request: GenerationInput, reason: str) -> AsyncIterator[GenerationEvent]:
@@ -626,10 +632,10 @@ class LlmGenerator:
         blocks = "\n\n".join(self._source_block(s) for s in evidence)
         lines = [fence("참고 조문", blocks), "", fence("질문", request.question)]
         if len(request.sub_questions) > 1:
-            lines.append("\n이 질문은 다음 부분으로 나뉩니다. 부분마다 소제목을 달아 차례로 답하세요.")
+            lines.append(PARTS_INSTRUCTION)
             for part, sub_question in enumerate(request.sub_questions):
-                numbers = ", ".join(f"[{s.index}]" for s in evidence if part in s.parts) or "없음"
-                lines.append(f"{part + 1}. {neutralise(sub_question)} — 관련 조문: {numbers}")
+                numbers = ", ".join(f"[{s.index}]" for s in evidence if part in s.parts) or NO_PART_SOURCES
+                lines.append(PART_LINE.format(number=part + 1, question=neutralise(sub_question), sources=numbers))
         lines.append("\n" + STYLE_HINTS.get(request.answer_style, STYLE_HINTS["concise"]))
         return Message(role=Role.USER, content="\n".join(lines))
 

@@ -23,6 +23,8 @@ REWRITE_PROMPT = """\
 - 30자 안팎의 한 줄, 설명 없이 검색어만.
 """
 
+NO_ASPECT = "- (채점자가 특정하지 못함)"  # the grader named nothing missing
+
 REWRITE_SCHEMA = {
     "type": "object",
     "properties": {"query": {"type": "string"}},
@@ -66,7 +68,7 @@ class LlmQueryRewriter:
         self.prompt = prompt
 
     async def run(self, question: str, missing: tuple[str, ...]) -> str:
-        aspects = "\n".join(f"- {m}" for m in missing) or "- (채점자가 특정하지 못함)"
+        aspects = "\n".join(f"- {m}" for m in missing) or NO_ASPECT
         user = fence("질문", question) + "\n\n" + fence("찾지 못한 내용", aspects)
         try:
             reply = await complete_structured(self.llm, system=self.prompt, user=user, schema=REWRITE_SCHEMA,
