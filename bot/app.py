@@ -51,6 +51,10 @@ class Components:
         if self.llm is not None:
             await self.llm.aclose()
 
+    def warm_up(self) -> None:
+        """Load what the first question would otherwise wait for: Kiwi builds its model on first use (~1.3 s)."""
+        self.tokenizer.tokens("준비")
+
     def ingestor(self) -> Ingestor:
         from rag.knowledge.ingest import Ingestor  # the loaders (pdf, hwp, docx…): only ingest needs them
 
@@ -96,7 +100,6 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = tokenizer or KiwiTokenizer(cache_dir=settings.data_dir)
-    tokenizer.tokens("준비")  # Kiwi loads its model on first use (~2 s): pay it at start-up, not on a question
     store = ChunkStore(settings.data_dir / "index.sqlite")
     dense_index = open_dense(settings, embedder) if dense else None
     corpus = IndexedCorpus(store, dense_index, tokenizer)

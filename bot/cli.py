@@ -430,6 +430,7 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
         console.print(f"[yellow]no index in {settings.data_dir} yet: run `regbot ingest FOLDER` to give the "
                       "playground something to answer from[/yellow]", highlight=False)
     components = args.build(settings)
+    components.warm_up()
     url = f"http://127.0.0.1:{port}/"
 
     def ready(_: str) -> None:  # run_app calls this once the port is listening

@@ -190,6 +190,7 @@ def serve(settings: Settings) -> int:
     store = build_store(settings, metrics)
     # The answer cache lives in the state store, so replicas share it through Redis.
     components = build_components(settings, cache_backend=store.cache)
+    components.warm_up()
     runtime = build_runtime(settings, components, store=store, metrics=metrics)
     app = create_app(runtime)
     announce(summarize(settings, components))

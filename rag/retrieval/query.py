@@ -130,20 +130,36 @@ class QueryAnalyzer:
                  audiences: Mapping[str, str] | None = None, intents: Sequence[Intent] | None = None) -> None:
         self.tokenizer = tokenizer
         self.intents = list(intents) if intents is not None else (load_intents() if synonyms is None else [])
-        # (compact trigger, trigger tokens) per trigger of each intent.
-        self._triggers = [[(t.replace(" ", ""), frozenset(tokens)) for t, tokens in
-                           zip(i.triggers, tokenizer.tokens_many(list(i.triggers)), strict=True)] for i in self.intents]
         self.synonyms = dict(synonyms) if synonyms is not None else load_synonyms()
         self.audiences = dict(audiences) if audiences is not None else (
             load_audiences() if synonyms is None else {})
-        keys = list(self.synonyms)
-        key_tokens = tokenizer.tokens_many(keys) if keys else []
-        terms = [" ".join(self.synonyms[k]) for k in keys]
-        term_tokens = tokenizer.tokens_many(terms) if terms else []
-        # (compact key, key tokens, expansion tokens) for each entry.
-        self._entries = [(k.replace(" ", ""), frozenset(kt), tuple(tt))
-                         for k, kt, tt in zip(keys, key_tokens, term_tokens, strict=True)]
+        self._tables: tuple[list, list] | None = None
         self._cache: dict[tuple[str, str], AnalyzedQuery] = {}
+
+    @property
+    def _entries(self) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
+        """(compact key, key tokens, expansion tokens) for each synonym entry."""
+        return self._tokenised_tables()[0]
+
+    @property
+    def _triggers(self) -> list[list[tuple[str, frozenset[str]]]]:
+        """(compact trigger, trigger tokens) for each trigger of each intent."""
+        return self._tokenised_tables()[1]
+
+    def _tokenised_tables(self) -> tuple[list, list]:
+        # Tokenised at first use, not at construction: a command that analyses no query never loads Kiwi.
+        if self._tables is None:
+            keys = list(self.synonyms)
+            key_tokens = self.tokenizer.tokens_many(keys) if keys else []
+            terms = [" ".join(self.synonyms[k]) for k in keys]
+            term_tokens = self.tokenizer.tokens_many(terms) if terms else []
+            entries = [(k.replace(" ", ""), frozenset(kt), tuple(tt))
+                       for k, kt, tt in zip(keys, key_tokens, term_tokens, strict=True)]
+            triggers = [[(t.replace(" ", ""), frozenset(tokens)) for t, tokens in
+                         zip(i.triggers, self.tokenizer.tokens_many(list(i.triggers)), strict=True)]
+                        for i in self.intents]
+            self._tables = (entries, triggers)
+        return self._tables
 
     def analyze(self, text: str, *, context: str = "") -> AnalyzedQuery:
         text = collapse_spaces(normalize_text(text))

@@ -101,36 +101,57 @@ class KiwiTokenizer:
     def __init__(self, kiwi: object | None = None, *,
                  user_words: Sequence[str] | Sequence[tuple[str, str]] | None = None,
                  cache_dir: Path | None = None, cache_size: int = 4096) -> None:
-        if kiwi is None:
-            from kiwipiepy import Kiwi
-
-            # Kiwi's multi-word dictionary is ~2/3 of its start-up (model load and build 9 s → 2.5 s on a busy
-            # 2-core host) and changed no token of the ko-law corpus, the dev questions or the samples.
-            kiwi = Kiwi(load_multi_dict=False)
-        self.kiwi = kiwi
+        self._kiwi = kiwi
+        self._user_words = user_words
+        self._cache_dir = cache_dir
         # Recent texts' tokens: a turn tokenises the same hit texts in the grader, the generator and the verifier
         # (Kiwi was ~60% of the offline pipeline's time, most of it on texts already seen).
         self.cache_size = cache_size
         self._recent: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        entries = [(normalize_text(w), t) for w, t in (load_user_dictionary() if user_words is None else [
-            (w, "NNG") if isinstance(w, str) else (w[0], w[1]) for w in user_words])]
-        self._add_user_words(entries, cache_dir / _PARTS_CACHE if cache_dir is not None else None)
+        self._ready = False
 
-    def _add_user_words(self, entries: Sequence[tuple[str, str]], cache: Path | None) -> None:
+    @property
+    def loaded(self) -> bool:
+        """Whether Kiwi has been built (it is, at the first text tokenised)."""
+        return self._ready
+
+    @property
+    def kiwi(self):
+        """Kiwi with the user dictionary, built at first use (~1.3 s): an ingest with nothing to do, or a
+        command that fails on its input, never pays for it."""
+        if not self._ready:
+            with self._lock:
+                if not self._ready:
+                    if self._kiwi is None:
+                        from kiwipiepy import Kiwi
+
+                        # Kiwi's multi-word dictionary is ~2/3 of its start-up (9 s → 2.5 s on a busy 2-core
+                        # host) and changed no token of the ko-law corpus, the dev questions or the samples.
+                        self._kiwi = Kiwi(load_multi_dict=False)
+                    words = self._user_words
+                    entries = [(normalize_text(w), t) for w, t in (load_user_dictionary() if words is None else [
+                        (w, "NNG") if isinstance(w, str) else (w[0], w[1]) for w in words])]
+                    cache = self._cache_dir / _PARTS_CACHE if self._cache_dir is not None else None
+                    self._add_user_words(self._kiwi, entries, cache)
+                    self._ready = True
+        return self._kiwi
+
+    @staticmethod
+    def _add_user_words(kiwi, entries: Sequence[tuple[str, str]], cache: Path | None) -> None:
         # Kiwi rebuilds its model (seconds) at the first analysis after its dictionary changed. The parts of
         # each word must come from an analysis *before* the words are added (so 연차유급휴가 still splits into
         # 연차/유급/휴가): that costs a second build, unless the parts are read from the cache beside the index.
         key = _parts_key(entries)
         parts = _read_parts(cache, key, len(entries)) if cache is not None else None
         if parts is None:
-            analysed = self.kiwi.tokenize([w for w, _ in entries]) if entries else []  # type: ignore[attr-defined]
+            analysed = kiwi.tokenize([w for w, _ in entries]) if entries else []
             parts = [[m.form for m in morphs if m.tag in ("NNG", "NNP") and m.form != word and len(m.form) > 1]
                      for (word, _), morphs in zip(entries, analysed, strict=True)]
             if cache is not None:
                 _write_parts(cache, key, parts)
         for (word, tag), word_parts in zip(entries, parts, strict=True):
-            self.kiwi.add_user_word(word, tag, 0.0, user_value=word_parts)  # type: ignore[attr-defined]
+            kiwi.add_user_word(word, tag, 0.0, user_value=word_parts)
 
     def tokens(self, text: str) -> list[str]:
         return self.tokens_many([text])[0]
