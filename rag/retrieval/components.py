@@ -81,11 +81,12 @@ class QueryEmbedder:
 
     def text(self, analyzed: AnalyzedQuery) -> str:
         """The text the dense model embeds (see `RetrievalConfig.dense_query`)."""
-        if self.config.dense_query == "expanded":
-            return analyzed.dense_text
         if self.config.dense_query == "keywords":
             return " ".join(dict.fromkeys((*analyzed.context_tokens, *analyzed.tokens)))
-        return analyzed.all_text
+        limit = self.config.dense_context_chars
+        if limit is not None and len(analyzed.context) > limit:
+            analyzed = analyzed.model_copy(update={"context": analyzed.context[:limit]})
+        return analyzed.dense_text if self.config.dense_query == "expanded" else analyzed.all_text
 
     def run(self, analyzed: AnalyzedQuery) -> list[float] | None:
         dense = self.corpus.dense

