@@ -201,8 +201,8 @@ class Settings(BaseSettings):
                                      description="Questions that may wait in line per process before new ones are "
                                                  "refused as busy.")
     keep_questions: bool = Field(False, alias="REGBOT_KEEP_QUESTIONS",
-                                 description="`true` keeps question and answer text (truncated) in turn records; off: "
-                                             "only counts, routes, citations and hashed ids.")
+                                 description="`true` keeps question and answer text (truncated) in turn records and "
+                                             "with 👍/👎 votes; off: only counts, routes, citations and hashed ids.")
     records_days: float = Field(90.0, alias="REGBOT_RECORDS_DAYS",
                                 description="Days turn records are kept for `regbot report` and `/admin`; "
                                             "0 keeps none.")

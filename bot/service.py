@@ -117,6 +117,7 @@ class BotService:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         log_content: bool = False,
+        keep_questions: bool = False,
         recorder: TurnRecorder | None = None,
     ) -> None:
         self._pipeline = pipeline
@@ -128,6 +129,7 @@ class BotService:
         self._clock = clock
         self._sleep = sleep
         self._log_content = log_content
+        self._keep_questions = keep_questions
         self._rate_limiter = RateLimiter(store.buckets, self._limits)
         self._queue = AnswerQueue(
             max_active=self._limits.max_active_answers,
@@ -175,7 +177,10 @@ class BotService:
         return self._scopes.resolve(request)
 
     async def record_feedback(self, feedback: Feedback) -> None:
-        record = {"at": self._clock(), **feedback.model_dump(mode="json")}
+        """Count the vote and keep it; what was asked, answered and commented only with `keep_questions`."""
+        kept = feedback if self._keep_questions else feedback.model_copy(
+            update={"question": "", "answer": "", "comment": ""})
+        record = {"at": self._clock(), **kept.model_dump(mode="json")}
         self._metrics.observe_feedback(feedback.platform, feedback.rating)
         if self._recorder is not None:
             self._recorder.feedback_given(feedback, at=record["at"])

@@ -89,10 +89,22 @@ class TestPlaygroundOn:
         assert article["lines"][0].startswith("①")
         assert any("15일" in line for line in article["lines"])
 
+    async def test_a_vote_keeps_what_was_asked_when_the_operator_keeps_questions(self, start_regbot):
+        server = await start_regbot(REGBOT_PLAYGROUND="true", REGBOT_KEEP_QUESTIONS="true")
+        async with aiohttp.ClientSession() as http:
+            turn_id, frames = await ask(http, server.url)
+            vote = {"conversation_id": CONVERSATION, "user_id": USER, "turn_id": turn_id, "rating": "down"}
+            async with http.post(server.url + "/api/playground/feedback", json=vote) as response:
+                assert response.status == 200
+
+        [record] = [json.loads(r) for r in await server.runtime.store.feedback.recent()]
+        assert (record["rating"], record["question"]) == ("down", QUESTION)
+        assert record["answer"] == frames[-1][1]["answer"]["text"]
+
     async def test_thumbs_up_is_stored_like_slack_feedback(self, start_regbot):
         server = await start_regbot(REGBOT_PLAYGROUND="true")
         async with aiohttp.ClientSession() as http:
-            turn_id, frames = await ask(http, server.url)
+            turn_id, _ = await ask(http, server.url)
             vote = {"conversation_id": CONVERSATION, "user_id": USER, "turn_id": turn_id, "rating": "up"}
             async with http.post(server.url + "/api/playground/feedback", json=vote) as response:
                 assert response.status == 200
@@ -105,8 +117,7 @@ class TestPlaygroundOn:
         record = records[0]
         assert (record["platform"], record["rating"], record["user"]) == ("web", "up", USER)
         assert record["conversation_key"] == f"web:{CONVERSATION}"
-        assert record["question"] == QUESTION
-        assert record["answer"] == frames[-1][1]["answer"]["text"]
+        assert (record["question"], record["answer"]) == ("", "")  # REGBOT_KEEP_QUESTIONS is off
         assert any(c["article"] == "제20조" for c in record["citations"])
         assert 'regbot_feedback_total{platform="web",rating="up"} 1.0' in exposition
 

@@ -305,19 +305,21 @@ class TestTurnServiceOperations:
         clock.advance(61)
         assert await service.claim_event("slack:event:Ev02", ttl_s=60)
 
-    async def test_feedback_is_stored_with_question_and_rating(self, make_service, store, metrics: Metrics):
-        feedback = Feedback(
-            platform="slack",
-            conversation_key=THREAD,
-            user="U01",
-            rating="down",
-            question="연차는 며칠이야?",
-            answer="15일이에요.",
-        )
-        await make_service().record_feedback(feedback)
+    async def test_feedback_is_stored_without_what_was_asked_unless_questions_are_kept(
+            self, pipeline, store, metrics: Metrics, clock):
+        feedback = Feedback(platform="slack", conversation_key=THREAD, user="U01", rating="down",
+                            question="연차는 며칠이야?", answer="15일이에요.", comment="틀렸어요", turn_id="t-1")
+        await BotService(pipeline=pipeline, store=store, metrics=metrics, clock=clock).record_feedback(feedback)
         [record] = [json.loads(raw) for raw in await store.feedback.recent()]
-        assert (record["rating"], record["question"]) == ("down", "연차는 며칠이야?")
+        assert (record["rating"], record["turn_id"]) == ("down", "t-1")
+        assert "연차" not in json.dumps(record, ensure_ascii=False) and "틀렸어요" not in json.dumps(record)
         assert metrics.value("regbot_feedback_total", {"platform": "slack", "rating": "down"}) == 1
+
+        kept = BotService(pipeline=pipeline, store=store, metrics=metrics, clock=clock, keep_questions=True)
+        await kept.record_feedback(feedback)
+        record = json.loads((await store.feedback.recent())[-1])
+        kept_text = (record["question"], record["answer"], record["comment"])
+        assert kept_text == ("연차는 며칠이야?", "15일이에요.", "틀렸어요")
 
     async def test_scope_comes_from_the_resolver(self, pipeline, store, metrics, clock):
         rules = ScopeRules.model_validate({"slack": [{"workspace": "T01", "collections": ["hr"]}]})
