@@ -267,17 +267,28 @@ class ExtractiveGenerator:
         terms = self._terms(question)
         asks_figure = bool(_ASKS_FIGURE.search(question))
         asks_meaning = bool(_ASKS_MEANING.search(question))
+        asks_limit = bool(_ASKS_LIMIT.search(question))
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
         for position, (_, hit, marker, text) in enumerate(ranked[:3]):
             sentences = _sentences(text)
-            tokens = self.tokenizer.tokens_many(sentences) if sentences else []
-            for order, (sentence, found) in enumerate(zip(sentences, tokens, strict=True)):
+            # (order, what is matched, what is shown): each provision; and where its proviso ("다만, …") states the
+            # figure or limit asked for, that proviso on its own, matched as the provision it qualifies: the limit
+            # is often the proviso of a long sentence that announces a list, cut off when the whole is shown.
+            units = [(order, sentence, _with_context(sentences, order)) for order, sentence in enumerate(sentences)]
+            units += [(order, sentence, proviso) for order, sentence in enumerate(sentences)
+                      for proviso in _PROVISO.findall(sentence)[:1]
+                      if (asks_figure and _FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
+            tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
+            for (order, _, context), found in zip(units, tokens, strict=True):
+                # Words are matched in the provision itself; what is asked must be in what the reader is shown.
+                shown = _lead_text(context, self.max_lead_chars)
                 weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
-                if asks_figure and _FIGURE.search(sentence):
+                if asks_figure and _FIGURE.search(shown):
                     weight *= 1.5
-                if asks_meaning and _DEFINITION.search(sentence):
+                if asks_meaning and _DEFINITION.search(shown):
                     weight *= 1.5
-                shown = _lead_text(_with_context(sentences, order), self.max_lead_chars)
+                if asks_limit and _STATES_LIMIT.search(shown):
+                    weight *= 1.3
                 weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
                 score = _overlap(terms, set(found)) * weight
                 if score > 0:
@@ -311,12 +322,18 @@ class ExtractiveGenerator:
 
 # What a question asks for when it wants a figure, a deadline or a limit.
 _ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|최소|한도|상한|비율|퍼센트|%|시간|일수|금액")
-# A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원.
+# A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
 _FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
-                     r"|[일이삼사오육칠팔구십백천만]+\s*원")
+                     r"|[일이삼사오육칠팔구십백천만]+\s*원"
+                     r"|다음\s*날|전날")  # a deadline stated by its day answers "언제까지" too
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
 _DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")
+# "최대 몇 시간", "한도가 얼마": the question asks for a limit; the text states one with "초과할 수 없다", "이하" ….
+_ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|초과")
+_STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
+# The proviso of a provision ("…할 수 있다. 다만, …"), read on its own without its "다만,".
+_PROVISO = re.compile(r"(?:^|\s)다만,\s*(.+?다\.)")
 _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 _SENTENCE_END = re.compile(r"(?<=다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
@@ -336,7 +353,9 @@ def _sentences(paragraph: str) -> list[str]:
     for piece in (s.strip() for s in _SENTENCE_END.split(text)):
         if not piece:
             continue
-        if units and piece.startswith(("다만", "이 경우")):  # a proviso or its elaboration reads with its sentence
+        # A proviso or its elaboration reads with its sentence, and so does the rest of a sentence whose
+        # parenthesis ended in "…포함한다. 이하 이 조에서 같다)": a sentence never ends inside brackets.
+        if units and (piece.startswith(("다만", "이 경우")) or units[-1].count("(") > units[-1].count(")")):
             units[-1] = f"{units[-1]} {piece}"
         else:
             units.append(piece)

@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict
 from rag.retrieval.tokenizer import Tokenizer
 
 # Joins that separate two questions. Strong: "A? 그리고 B", "A, 그리고 B", "A 그리고 B", and a question word
-# joined by 이고 ("A는 며칠이고 B는 …?"). Weak: "A이랑 B", "A하고 B" — not the verb's 하고 of "신고하고 싶은데".
+# joined by 이고 ("A는 며칠이고 B는 …?", "A는 어떻게 되고, B는 …?"). Weak: "A이랑 B", "A하고 B" — not the verb's
+# 하고 of "신고하고 싶은데".
 _STRONG_SPLIT = (r"\?\s+(?:그리고\s+|또\s+|그럼\s+)?|,\s*그리고\s+|\s그리고\s+"
-                 r"|(?:(?<=며칠)|(?<=얼마)|(?<=언제)|(?<=어디)|(?<=무엇))(?:이고|고),?\s+")
+                 r"|(?:(?<=며칠)|(?<=얼마)|(?<=언제)|(?<=어디)|(?<=무엇)|(?<=뭐))(?:이고|고),?\s+"
+                 r"|(?<=어떻게 되)고,?\s+")
 _WEAK_SPLIT = r"(?<=[가-힣])(?:이랑|랑|하고)(?!\s*(?:싶|있|나서|나면|난))(?:,\s*|\s+)"
 _SPLIT = re.compile(f"({_STRONG_SPLIT})|{_WEAK_SPLIT}")
 # A part that asks: it ends with "?" or holds a question word.
@@ -55,7 +57,8 @@ class OfflineQueryPlanner:
         topical = [p for p in parts if self._topic_words(p) >= (1 if strong else 2)]
         if len(parts) < 2 or len(topical) < 2:
             return QueryPlan(intent=question, keywords=keywords, search_queries=(question,))
-        parts = topical[:MAX_PARTS]
+        # "절차가 어떻게 되|고, …" split after the stem: the part reads as it would have been asked alone.
+        parts = [re.sub(r"어떻게 되$", "어떻게 돼", p) for p in topical[:MAX_PARTS]]
         # A later part that says "그 계약서" keeps the link: it borrows the first part's topic words.
         head_topic = " ".join(self.tokenizer.tokens(parts[0])[:2])
         queries = [parts[0]] + [p if not re.search(r"(^|\s)(그|이|거기|그것)\s?", p) else f"{head_topic} {p}"

@@ -7,6 +7,7 @@ import pytest
 
 from rag import messages
 from rag.llm import LlmRequestFailed
+from rag.models import Chunk, Hit
 from rag.stages.generator import ExtractiveGenerator, FollowupSplitter, GenerationInput, LlmGenerator
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
@@ -200,3 +201,30 @@ class TestExtractiveGenerator:
         await drain(generator, request)
         leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
         assert [re.findall(r"\[\d+\]", line) for line in leads] == [["[1]"], ["[2]"]]
+
+    @pytest.mark.parametrize(("question", "body", "lead_starts", "lead_holds"), [
+        # The limit asked for is the proviso of a sentence that announces a list: the proviso leads, on its own.
+        ("탄력 근무하면 한 주에 최대 몇 시간까지 일해?",
+         "① 회사는 근로자대표와 서면으로 합의하면 다음 각 호의 사항을 정하여 3개월을 넘지 아니하는 단위기간을 평균하여 "
+         "한 주의 근무시간이 제8조제1항의 근무시간을 넘지 아니하는 범위에서 특정한 주에 제8조제1항의 근무시간을, "
+         "특정한 날에 제8조제2항의 근무시간을 넘어 근무하게 하는 탄력 근무를 시행할 수 있다. 다만, 한 주의 근무시간은 "
+         "50시간을 초과할 수 없다.\n1. 대상 직원의 범위\n2. 단위기간과 그 기간의 근무일\n3. 단위기간의 주별 근무시간\n"
+         "② 회사는 각 주의 근무일이 시작되기 1주 전까지 직원에게 그 주의 근무시간을 알려야 한다.",
+         "한 주의 근무시간은", "50시간"),
+        # A full stop inside brackets does not end the sentence that carries the figure.
+        ("시정명령을 안 따르면 과태료는 최대 얼마야?",
+         "① 위원회는 시정명령(시정명령을 담은 재결정을 포함한다. 이하 같다)을 따르지 아니한 회사에 5백만원 이하의 "
+         "과태료를 부과한다.\n② 위원회는 시정명령이 이행될 때까지 매년 두 번의 범위에서 과태료를 반복하여 "
+         "부과할 수 있다.",
+         "위원회는 시정명령(", "5백만원"),
+    ])
+    async def test_the_lead_is_the_whole_provision_that_states_what_is_asked(self, samples, question, body,
+                                                                            lead_starts, lead_holds):
+        text = f"근무 규칙 제9조(예시)\n{body}"
+        chunk = Chunk(chunk_id="rule-9", doc="근무 규칙", article="제9조", title="예시", text=text, part=0,
+                      kind="article", collection="default", content_hash="rule-9")
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
+        lead = draft_of(generator).text.split("\n", 1)[0]
+        assert lead.startswith(lead_starts) and lead_holds in lead.split("[1]")[0]
+

@@ -64,6 +64,8 @@ class TestOfflineQueryPlanner:
         ("병가는 며칠이고 출장 숙박비 한도는 얼마야?", ("병가는 며칠", "출장 숙박비 한도는 얼마야")),
         ("병가를 어기면 어떤 징계를 받는지, 그리고 월급은 몇 번 줘?",
          ("병가를 어기면 어떤 징계를 받는지", "월급은 몇 번 줘")),
+        ("병가 신청 절차가 어떻게 되고, 출장 숙박비는 얼마까지 나와?",
+         ("병가 신청 절차가 어떻게 돼", "출장 숙박비는 얼마까지 나와")),
     ])
     async def test_splits_at_a_question_word_joined_by_이고_and_keeps_a_one_noun_part(self, samples, question, parts):
         assert (await OfflineQueryPlanner(samples.tokenizer).run(question)).sub_questions == parts
