@@ -66,6 +66,8 @@ class TestOfflineQueryPlanner:
          ("병가를 어기면 어떤 징계를 받는지", "월급은 몇 번 줘")),
         ("병가 신청 절차가 어떻게 되고, 출장 숙박비는 얼마까지 나와?",
          ("병가 신청 절차가 어떻게 돼", "출장 숙박비는 얼마까지 나와")),
+        ("휴가 신청서에는 뭘 적어야 하고, 출장 숙박비는 얼마까지 나와?",
+         ("휴가 신청서에는 뭘 적어야 해", "출장 숙박비는 얼마까지 나와")),
     ])
     async def test_splits_at_a_question_word_joined_by_이고_and_keeps_a_one_noun_part(self, samples, question, parts):
         assert (await OfflineQueryPlanner(samples.tokenizer).run(question)).sub_questions == parts
@@ -74,6 +76,7 @@ class TestOfflineQueryPlanner:
         LEAVE_QUESTION, "연차랑 병가 차이가 뭐야?",
         "회사 규정 위반을 신고하고 싶은데, 신고했다고 불이익 받을까 봐 걱정돼",  # 하고 of a verb, not a join
         "출장 가면 숙박비는 얼마까지 나와? 본사 직원이야",  # what follows the "?" is context, not a question
+        "출장 서류를 챙기고, 숙박비 영수증은 어디에 내?",  # the clause before "고," asks nothing
     ])
     async def test_keeps_a_single_question_whole(self, samples, question):
         plan = await OfflineQueryPlanner(samples.tokenizer).run(question)
