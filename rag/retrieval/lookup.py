@@ -12,10 +12,13 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
 from rag.text import collapse_spaces, normalize_text, split_rule_code
 
-# What may follow a reference and still make it a pure lookup ("…보여줘", "…전문").
+# What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
+# outline is its summary).
 _FILLER = re.compile(
-    r"^\s*(?:은|는|이|가|을|를|에|의)?\s*(?:조문|전문|원문|내용|목차|조항)?\s*(?:은|는|이|가|을|를)?\s*(?:좀\s*)?"
-    r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"
+    r"^\s*(?:은|는|이|가|을|를|에|의)?\s*(?:전체\s*)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*"
+    r"(?:은|는|이|가|을|를)?\s*(?:좀\s*)?"
+    r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|(?:요약|정리)\s*해\s*(?:줘|주세요)"
+    r"|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"
     r"|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
 _ARTICLE_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
 _DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")

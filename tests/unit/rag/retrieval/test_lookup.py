@@ -90,3 +90,13 @@ async def test_a_shared_name_with_the_article_in_several_offers_each_as_a_choice
 def test_a_shared_name_whose_article_nobody_holds_stays_ambiguous_and_may_be_searched(two_rulebooks):
     result = two_rulebooks.lookup("근로기준 제999조")
     assert (result.kind, result.exact) == ("ambiguous", False)
+
+
+@pytest.mark.parametrize("query", ["국가공무원 복무규정 전체 요약해줘", "근기법 목차 보여줘", "근로기준법 개요"])
+def test_a_summary_of_a_whole_regulation_is_its_outline(lookup, query):
+    assert lookup.parse(query) is not None
+    assert lookup.lookup(query).kind == "overview"
+
+
+def test_a_question_about_a_regulation_is_not_its_outline(lookup):
+    assert lookup.parse("근로기준법 위반하면 어떻게 돼?") is None
