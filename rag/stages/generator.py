@@ -271,12 +271,17 @@ class ExtractiveGenerator:
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
         for position, (_, hit, marker, text) in enumerate(ranked[:3]):
             sentences = _sentences(text)
-            # (order, what is matched, what is shown): each provision; and where its proviso ("다만, …") states the
-            # figure or limit asked for, that proviso on its own, matched as the provision it qualifies: the limit
-            # is often the proviso of a long sentence that announces a list, cut off when the whole is shown.
-            units = [(order, sentence, _with_context(sentences, order)) for order, sentence in enumerate(sentences)]
-            units += [(order, sentence, proviso) for order, sentence in enumerate(sentences)
-                      for proviso in _PROVISO.findall(sentence)[:1]
+            # (order, what is matched, what is shown): each provision, without a proviso ("다만, …") that shares
+            # no word with the question (the quote below has it), so that a lead stays one clause; and where the
+            # proviso states the figure or limit asked for, that proviso on its own, matched as the provision it
+            # qualifies: the limit is often the proviso of a long sentence that announces a list.
+            provisos = [(_PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
+            unrelated = [bool(p) and not _overlap(terms, set(found))
+                         for p, found in zip(provisos, self.tokenizer.tokens_many(provisos), strict=True)]
+            units = [(order, sentence, _PROVISO_CLAUSE.sub("", _with_context(sentences, order), count=1)
+                      if unrelated[order] else _with_context(sentences, order))
+                     for order, sentence in enumerate(sentences)]
+            units += [(order, sentences[order], proviso) for order, proviso in enumerate(provisos)
                       if (asks_figure and _FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
             tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
             for (order, _, context), found in zip(units, tokens, strict=True):
@@ -334,6 +339,7 @@ _ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|�
 _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
 # The proviso of a provision ("…할 수 있다. 다만, …"), read on its own without its "다만,".
 _PROVISO = re.compile(r"(?:^|\s)다만,\s*(.+?다\.)")
+_PROVISO_CLAUSE = re.compile(r"\s+다만,\s*.+?다\.")
 _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 _SENTENCE_END = re.compile(r"(?<=다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.

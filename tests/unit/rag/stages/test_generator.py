@@ -228,3 +228,19 @@ class TestExtractiveGenerator:
         lead = draft_of(generator).text.split("\n", 1)[0]
         assert lead.startswith(lead_starts) and lead_holds in lead.split("[1]")[0]
 
+
+    @pytest.mark.parametrize(("question", "keeps_proviso"), [
+        ("유급휴가는 1년에 며칠 줘?", False),  # the exception is not what was asked: the quote below has it
+        ("수습 중에도 유급휴가가 있어?", True),  # it is
+    ])
+    async def test_the_lead_keeps_a_proviso_only_when_it_bears_on_the_question(self, samples, question,
+                                                                               keeps_proviso):
+        text = ("근무 규칙 제12조(유급휴가)\n① 회사는 1년간 근무한 직원에게 15일의 유급휴가를 주어야 한다. 다만, 수습 "
+                "중인 사람은 제외한다.\n② 휴가는 직원이 청구한 시기에 준다.")
+        chunk = Chunk(chunk_id="rule-12", doc="근무 규칙", article="제12조", title="유급휴가", text=text, part=0,
+                      kind="article", collection="default", content_hash="rule-12")
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
+        lead = draft_of(generator).text.split("\n", 1)[0]
+        assert ("수습" in lead) is keeps_proviso
+        assert "15일" in lead or keeps_proviso
