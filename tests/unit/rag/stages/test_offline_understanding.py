@@ -34,6 +34,8 @@ class TestOfflineQueryRouter:
         ("너는 누구야?", "identity"),
         ("혹시 AI야?", "identity"),
         ("뭘 물어볼 수 있어?", "capability"),
+        ("넌 무슨 문서를 바탕으로 답해?", "capability"),  # what it answers from: the indexed documents
+        ("어디서 정보를 가져오는 거예요?", "capability"),
         ("어떻게 써?", "usage"),
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
@@ -47,7 +49,7 @@ class TestOfflineQueryRouter:
 
     @pytest.mark.parametrize("question", [LEAVE_QUESTION, "취업규칙 연차 규정 알려줘", "고마운데 병가는 며칠이야?",
                                           "연차?", "안녕하세요, 연차 며칠이에요?", "연차 어떻게 써?",
-                                          "잠깐, 병가는 며칠이야?"])
+                                          "잠깐, 병가는 며칠이야?", "출장비 정산할 때 어떤 자료를 보고 계산해?"])
     async def test_questions_about_rules_are_searched(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.SEARCH
 
