@@ -268,6 +268,7 @@ class ExtractiveGenerator:
         asks_figure = bool(_ASKS_FIGURE.search(question))
         asks_meaning = bool(_ASKS_MEANING.search(question))
         asks_limit = bool(_ASKS_LIMIT.search(question))
+        conditions = _conditions(question, _ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
         for position, (_, hit, marker, text) in enumerate(ranked[:3]):
             sentences = _sentences(text)
@@ -294,6 +295,12 @@ class ExtractiveGenerator:
                     weight *= 1.5
                 if asks_limit and _STATES_LIMIT.search(shown):
                     weight *= 1.3
+                if conditions:
+                    stated = _conditions(shown, _TEXT_CONDITION)
+                    if stated & {(n, unit, not more) for n, unit, more in conditions}:
+                        weight *= 0.5  # "1년 미만" does not answer "1년 지나면"
+                    elif stated & conditions:
+                        weight *= 1.3  # "1년 미만" answers "아직 1년 안 됐으면"
                 weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
                 score = _overlap(terms, set(found)) * weight
                 if score > 0:
@@ -340,11 +347,22 @@ _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*�
 # The proviso of a provision ("…할 수 있다. 다만, …"), read on its own without its "다만,".
 _PROVISO = re.compile(r"(?:^|\s)다만,\s*(.+?다\.)")
 _PROVISO_CLAUSE = re.compile(r"\s+다만,\s*.+?다\.")
+# A condition on a number: what a question sets ("1년 지나면", "3년 넘게", "6개월 안 됐는데") and what a provision
+# states ("1년 미만인", "3년 이상"); the last group tells "at least" from "less than".
+_UNIT = r"(\d+)\s*(년|개월|달|주|일|시간|명|세)"
+_ASKED_CONDITION = re.compile(_UNIT + r"\s*(?:차|째|간|이)?\s*"
+                              r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
+_TEXT_CONDITION = re.compile(_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")
 _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 _SENTENCE_END = re.compile(r"(?<=다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
 _ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
 _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
+
+
+def _conditions(text: str, pattern: re.Pattern[str]) -> set[tuple[str, str, bool]]:
+    """(number, unit, at least?) of each numeric condition in `text`."""
+    return {(m.group(1), m.group(2), m.group(3) is not None) for m in pattern.finditer(text)}
 
 
 def _overlap(terms: dict[str, float], found: set[str]) -> float:

@@ -76,3 +76,9 @@ def test_collections_are_statutes_by_the_operators_list_or_else_by_name():
     assert CollectionRoles().is_law("law") and CollectionRoles().is_law("국가법령")
     assert not CollectionRoles().is_law("default") and not CollectionRoles().is_law("hr-rules")
     assert CollectionRoles(law=("acts",)).is_law("acts") and not CollectionRoles(law=("acts",)).is_law("law")
+
+
+async def test_the_demo_question_leads_with_the_answer_after_a_year(with_law):
+    # scripts/demo.sh asks this over the samples and the sample statute: the rule for after one year leads.
+    answer, _ = await collect(with_law.pipeline, "입사 1년 지나면 연차 며칠 받아?")
+    assert "15일" in answer.text.split("\n", 1)[0]

@@ -244,3 +244,18 @@ class TestExtractiveGenerator:
         lead = draft_of(generator).text.split("\n", 1)[0]
         assert ("수습" in lead) is keeps_proviso
         assert "15일" in lead or keeps_proviso
+
+    @pytest.mark.parametrize(("question", "answer"), [
+        ("입사하고 1년 지나면 유급휴가 며칠이야?", "15일"),
+        ("입사한 지 아직 1년 안 됐는데 유급휴가 있어?", "1일"),
+    ])
+    async def test_the_lead_matches_the_condition_the_question_sets(self, samples, question, answer):
+        # "1년 미만" contradicts "1년 지나면" and answers "아직 1년 안 됐는데", whatever words they share.
+        text = ("근무 규칙 제20조(유급휴가)\n① 1년간 80퍼센트 이상 근무한 직원에게는 15일의 유급휴가를 준다.\n"
+                "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
+        chunk = Chunk(chunk_id="rule-20", doc="근무 규칙", article="제20조", title="유급휴가", text=text, part=0,
+                      kind="article", collection="default", content_hash="rule-20")
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
+        lead = draft_of(generator).text.split("\n", 1)[0]
+        assert f"{answer}의 유급휴가" in lead.split("[1]")[0]
