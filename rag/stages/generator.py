@@ -269,6 +269,7 @@ class ExtractiveGenerator:
         asks_meaning = bool(_ASKS_MEANING.search(question))
         asks_limit = bool(_ASKS_LIMIT.search(question))
         conditions = _conditions(question, _ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
+        contradictions = {(n, unit, not more) for n, unit, more in conditions}
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
         for position, (_, hit, marker, text) in enumerate(ranked[:3]):
             sentences = _sentences(text)
@@ -279,7 +280,7 @@ class ExtractiveGenerator:
             provisos = [(_PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
             unrelated = [bool(p) and not _overlap(terms, set(found))
                          for p, found in zip(provisos, self.tokenizer.tokens_many(provisos), strict=True)]
-            units = [(order, sentence, _PROVISO_CLAUSE.sub("", _with_context(sentences, order), count=1)
+            units = [(order, sentence, _PROVISO.sub("", _with_context(sentences, order), count=1)
                       if unrelated[order] else _with_context(sentences, order))
                      for order, sentence in enumerate(sentences)]
             units += [(order, sentences[order], proviso) for order, proviso in enumerate(provisos)
@@ -297,7 +298,7 @@ class ExtractiveGenerator:
                     weight *= 1.3
                 if conditions:
                     stated = _conditions(shown, _TEXT_CONDITION)
-                    if stated & {(n, unit, not more) for n, unit, more in conditions}:
+                    if stated & contradictions:
                         weight *= 0.5  # "1년 미만" does not answer "1년 지나면"
                     elif stated & conditions:
                         weight *= 1.3  # "1년 미만" answers "아직 1년 안 됐으면"
@@ -344,9 +345,8 @@ _DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")
 # "최대 몇 시간", "한도가 얼마": the question asks for a limit; the text states one with "초과할 수 없다", "이하" ….
 _ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|초과")
 _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
-# The proviso of a provision ("…할 수 있다. 다만, …"), read on its own without its "다만,".
-_PROVISO = re.compile(r"(?:^|\s)다만,\s*(.+?다\.)")
-_PROVISO_CLAUSE = re.compile(r"\s+다만,\s*.+?다\.")
+# The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".
+_PROVISO = re.compile(r"(?:^|\s+)다만,\s*(.+?다\.)")
 # A condition on a number: what a question sets ("1년 지나면", "3년 넘게", "6개월 안 됐는데") and what a provision
 # states ("1년 미만인", "3년 이상"); the last group tells "at least" from "less than".
 _UNIT = r"(\d+)\s*(년|개월|달|주|일|시간|명|세)"
