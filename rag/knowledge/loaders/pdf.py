@@ -80,11 +80,6 @@ def is_wrapped(line: str, following: str, *, full_width: int, last_item: str = "
             or width + 1 + display_width(nxt.split(" ", 1)[0]) > _NO_ROOM_SHARE * full_width)
 
 
-def join_wrapped_lines(lines: list[str], *, keeps_wrap_spaces: bool) -> list[str]:
-    """One page's lines with the lines the PDF wrapped mid-sentence joined; see `join_wrapped_pages`."""
-    return join_wrapped_pages([lines], keeps_wrap_spaces=keeps_wrap_spaces)[0]
-
-
 def join_wrapped_pages(pages: list[list[str]], *, keeps_wrap_spaces: bool) -> list[list[str]]:
     """One logical line per paragraph: lines the PDF wrapped mid-sentence are joined, also across a page
     break (the continuation joins the paragraph on the page where it started).

@@ -8,7 +8,7 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from rag.errors import IngestError
-from rag.knowledge.loaders.pdf import PdfLoader, join_wrapped_lines, join_wrapped_pages
+from rag.knowledge.loaders.pdf import PdfLoader, join_wrapped_pages
 from tests.unit.rag.knowledge.loaders.document_factories import SAMPLE_LINES, make_pdf, write
 
 
@@ -26,7 +26,7 @@ class TestJoinWrappedLines:
             "제1조(목적) 이 규칙은 주식회사 한빛 직원의 근무 조건과 ",
             "복무 질서를 정한다.",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == [
             "제1조(목적) 이 규칙은 주식회사 한빛 직원의 근무 조건과 복무 질서를 정한다."
         ]
 
@@ -35,13 +35,13 @@ class TestJoinWrappedLines:
             "제2조(적용 범위) 이 규칙은 회사와 근로계약을 맺은 모든 직원에게 적용한",
             "다.",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == [
             "제2조(적용 범위) 이 규칙은 회사와 근로계약을 맺은 모든 직원에게 적용한다."
         ]
 
     def test_without_wrap_spaces_from_the_producer_every_join_gets_a_space(self):
         lines = ["제2조(적용 범위) 이 규칙은 회사와 근로계약을 맺은 모든 직원에게", "적용한다."]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=False) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=False)[0] == [
             "제2조(적용 범위) 이 규칙은 회사와 근로계약을 맺은 모든 직원에게 적용한다."
         ]
 
@@ -54,14 +54,14 @@ class TestJoinWrappedLines:
             "12의2. 병가는 질병으로 근무할 수 없는 직원이 신청할 수 있으며 그 기간은 연 60",
             "제4조(병가) 질병으로 근무할 수 없는 직원은 병가를 신청할 수 있는데 그 기간은",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == lines
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == lines
 
     def test_a_reference_at_the_start_of_a_line_continues_the_sentence(self):
         lines = [
             '8. "소정근로시간"이란 근로기준법 제50조, 제69조 본문 또는 「산업안전보건법」 ',
             "제139조제1항에 따른 근로시간의 범위에서 정한 근로시간을 말한다.",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == [
             '8. "소정근로시간"이란 근로기준법 제50조, 제69조 본문 또는 「산업안전보건법」 '
             "제139조제1항에 따른 근로시간의 범위에서 정한 근로시간을 말한다."
         ]
@@ -71,7 +71,7 @@ class TestJoinWrappedLines:
             "① 이 규칙은 회사와 근로계약을 맺은 모든 직원에게 적용한다. 다만, 수습 중인 ",
             "직원에게는 제5조를 적용하지 아니한다. <개정 2024. 3. 1.>",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == [
             "① 이 규칙은 회사와 근로계약을 맺은 모든 직원에게 적용한다. 다만, 수습 중인 직원에게는 "
             "제5조를 적용하지 아니한다. <개정 2024. 3. 1.>"
         ]
@@ -84,7 +84,7 @@ class TestJoinWrappedLines:
             "나. 연장근무 신청을 하려는 직원은 전날까지 전자결재 시스템으로 신청서를 올린",
             "다. 휴일근무 신청",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == [
             "① 직원은 근로계약에서 정한 업무 외의 일을 하기 전에 부서장의 허락을 받아야 한다. "
             "다만, 긴급한 경우에는 사후에 보고할 수 있다.",
             "가. 출장 신청",
@@ -98,7 +98,7 @@ class TestJoinWrappedLines:
             "제1조(목적) 이 규칙은 주식회사 한빛 직원의 근무 조건과 복무 질서를 정한다.",
             "이 문장은 앞 문장에 이어 붙지 않는다.",
         ]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == lines
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == lines
 
     def test_a_paragraph_continued_on_the_next_page_joins_where_it_started(self):
         pages = [
@@ -112,7 +112,7 @@ class TestJoinWrappedLines:
 
     def test_a_blank_line_separates_paragraphs(self):
         lines = ["제1조(목적) 이 규칙은 주식회사 한빛 직원의 근무 조건과 복무 질서를 정하는", "", "다음 문단"]
-        assert join_wrapped_lines(lines, keeps_wrap_spaces=True) == [
+        assert join_wrapped_pages([lines], keeps_wrap_spaces=True)[0] == [
             "제1조(목적) 이 규칙은 주식회사 한빛 직원의 근무 조건과 복무 질서를 정하는",
             "다음 문단",
         ]
