@@ -22,6 +22,7 @@ from rag.retrieval.tokenizer import Tokenizer
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("identity", re.compile(
         r"(너|넌|니가|네가|당신|regbot)\s*(은|는|이|가)?\s*(누구|뭐야|뭔데|정체|이름)"
+        r"|누가\s*(만든|만들었|개발한|개발했)"
         r"|(사람|인간|ai|인공지능|로봇|챗봇|봇|기계|gpt)\s*(이)?\s*(야|예요|이에요|인가요|이니|니|임|맞아)(?![가-힣])",
         re.I)),
     ("capability", re.compile(
@@ -29,7 +30,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(물어|질문|답해|대답|도와|도움|알려\s*줄\s*수|할\s*수\s*있)"
         r"|(할\s*수\s*있는\s*(게|것|일))|(무슨\s*일\s*(을|를)?\s*해)"
         # What the bot answers from: "어떤 자료를 보고 대답해?", "무슨 문서 기반이야?", "어디서 정보를 가져와?".
-        r"|((어떤|무슨|어느|뭘|뭐)\s*(자료|문서|데이터|정보)\S*\s*(보고|참고|바탕|기반|토대|가지고))"
+        r"|((어떤|무슨|어느|뭘|뭐)\s*(자료|문서|데이터|정보)\S*\s*(보고|참고|바탕|기반|토대|가지고|답|대답))"
         r"|(어디(서|에서)\s*(자료|문서|데이터|정보)\S*\s*(가져|찾|얻|보))", re.I)),
     ("usage", re.compile(
         r"(어떻게\s*(써|쓰는|쓰면|사용|이용|물어|질문))|사용법|사용\s*방법|이용\s*방법|도움말|^\s*/?help\s*$",
@@ -106,6 +107,9 @@ class OfflineQueryRouter:
             return ""
         kind, _ = match
         rest = dict(_KINDS)[kind].sub(" ", text)
+        if kind in BOT_KINDS:  # "누가 만든 챗봇이야? 어떤 자료로 답해?": two questions about the bot, no topic left
+            for other in BOT_KINDS:
+                rest = dict(_KINDS)[other].sub(" ", rest)
         topic = self._topic_words(rest)
         if kind in BOT_KINDS or kind == "other":
             return kind if not topic else ""  # a mood word is weak evidence: any regulation topic makes a question

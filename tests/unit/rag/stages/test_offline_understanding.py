@@ -36,6 +36,7 @@ class TestOfflineQueryRouter:
         ("뭘 물어볼 수 있어?", "capability"),
         ("넌 무슨 문서를 바탕으로 답해?", "capability"),  # what it answers from: the indexed documents
         ("어디서 정보를 가져오는 거예요?", "capability"),
+        ("너는 누가 만든 챗봇이야? 어떤 자료로 답해주는 거야?", "identity"),
         ("어떻게 써?", "usage"),
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
