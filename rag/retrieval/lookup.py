@@ -13,9 +13,10 @@ from rag.retrieval.names import DocumentNames, load_aliases
 from rag.text import collapse_spaces, normalize_text, split_rule_code
 
 # What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
-# outline is its summary).
+# outline is its summary; "…제3조(출장 신청)에 대해 알려줘", the offline follow-up buttons' wording).
 _FILLER = re.compile(
-    r"^\s*(?:은|는|이|가|을|를|에|의)?\s*(?:전체\s*)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*"
+    r"^\s*(?:\([^()]{1,40}\))?\s*(?:에\s*대해서?|에\s*대한)?"
+    r"\s*(?:은|는|이|가|을|를|에|의)?\s*(?:전체\s*)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*"
     r"(?:은|는|이|가|을|를)?\s*(?:좀\s*)?"
     r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|(?:요약|정리)\s*해\s*(?:줘|주세요)"
     r"|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"

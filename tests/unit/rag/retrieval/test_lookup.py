@@ -100,3 +100,13 @@ def test_a_summary_of_a_whole_regulation_is_its_outline(lookup, query):
 
 def test_a_question_about_a_regulation_is_not_its_outline(lookup):
     assert lookup.parse("근로기준법 위반하면 어떻게 돼?") is None
+
+
+def test_an_offline_follow_up_button_opens_the_article_it_names(lookup):
+    # The offline suggester words its buttons "<regulation> <article>(<title>)에 대해 알려줘".
+    from rag.stages.followups import ABOUT_ARTICLE
+
+    query = ABOUT_ARTICLE.format(doc="근로기준법", article="제46조", title="휴업수당")
+    assert lookup.parse(query) is not None
+    result = lookup.lookup(query)
+    assert (result.kind, result.doc, result.target) == ("article", "근로기준법", "제46조")
