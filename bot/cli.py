@@ -386,14 +386,16 @@ def eval_table(result: dict, *, title: str) -> Table:
 
     columns = [("all", result["metrics"]), *result["by_type"].items()]
     table = Table(title=title)
-    table.add_column("metric")
+    # A narrow terminal wraps names onto a second line instead of cutting them (two metrics share their first 16
+    # characters): metrics are shown with spaces for their JSON key's underscores; figures ("0.6667") never wrap.
+    table.add_column("metric", overflow="fold")
     for name, _ in columns:
-        table.add_column(name, justify="right")
+        table.add_column(name.replace("_", " "), justify="right", min_width=6, overflow="fold")
     for metric in result["metrics"]:
         values = [values.get(metric) for _, values in columns]
         if all(v is None for v in values):
             continue
-        table.add_row(metric, *["" if v is None else str(v) for v in values])
+        table.add_row(metric.replace("_", " "), *["" if v is None else str(v) for v in values])
     return table
 
 

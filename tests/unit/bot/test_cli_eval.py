@@ -42,9 +42,22 @@ def test_json_has_the_design_keys_and_the_refusal_figures(eval_file, sample_comp
     assert {"doc", "article", "chapter"} == set(by_id["q1"]["retrieved"][0])
 
 
-def test_the_table_names_each_type_and_the_refusal_rates(eval_file, sample_components, capsys):
+def test_the_table_names_each_type_and_the_refusal_rates(eval_file, sample_components, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "160")
     assert run_eval(["eval", str(eval_file)], sample_components) == 0
     printed = capsys.readouterr().out
-    for text in ("out_of_scope", "chitchat", "false_refusal_rate_answerable", "keyword_coverage_first_200",
+    for text in ("out of scope", "chitchat", "false refusal rate answerable", "keyword coverage first 200",
                  "out-of-scope refused 1.0"):
         assert text in printed
+
+
+@pytest.mark.parametrize("columns", ["100", "80"])
+def test_a_narrow_terminal_wraps_the_table_instead_of_cutting_names(eval_file, sample_components, monkeypatch,
+                                                                     capsys, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    assert run_eval(["eval", str(eval_file)], sample_components) == 0
+    printed = capsys.readouterr().out
+    assert "…" not in printed
+    assert max(len(line) for line in printed.splitlines()) <= int(columns)
+    cells = " ".join(cell.strip() for line in printed.splitlines() for cell in line.split("│")[1:2])
+    assert "first 200" in cells and "answerable" in cells
