@@ -46,6 +46,16 @@ def draft_of(generator):
     return _DRAFTS[id(generator)]
 
 
+async def lead_for(samples, question: str, article: str, title: str, body: str) -> str:
+    """The first line the offline generator writes for `question` over one article of our own making."""
+    chunk = Chunk(chunk_id=f"rule-{article}", doc="근무 규칙", article=article, title=title,
+                  text=f"근무 규칙 {article}({title})\n{body}", part=0, kind="article", collection="default",
+                  content_hash=f"rule-{article}")
+    generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+    await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
+    return draft_of(generator).text.split("\n", 1)[0]
+
+
 class TestFollowupSplitter:
     def test_hides_a_marker_split_across_deltas_and_what_follows(self):
         splitter = FollowupSplitter()
@@ -220,14 +230,8 @@ class TestExtractiveGenerator:
     ])
     async def test_the_lead_is_the_whole_provision_that_states_what_is_asked(self, samples, question, body,
                                                                             lead_starts, lead_holds):
-        text = f"근무 규칙 제9조(예시)\n{body}"
-        chunk = Chunk(chunk_id="rule-9", doc="근무 규칙", article="제9조", title="예시", text=text, part=0,
-                      kind="article", collection="default", content_hash="rule-9")
-        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-        await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
-        lead = draft_of(generator).text.split("\n", 1)[0]
+        lead = await lead_for(samples, question, "제9조", "예시", body)
         assert lead.startswith(lead_starts) and lead_holds in lead.split("[1]")[0]
-
 
     @pytest.mark.parametrize(("question", "keeps_proviso"), [
         ("유급휴가는 1년에 며칠 줘?", False),  # the exception is not what was asked: the quote below has it
@@ -235,13 +239,9 @@ class TestExtractiveGenerator:
     ])
     async def test_the_lead_keeps_a_proviso_only_when_it_bears_on_the_question(self, samples, question,
                                                                                keeps_proviso):
-        text = ("근무 규칙 제12조(유급휴가)\n① 회사는 1년간 근무한 직원에게 15일의 유급휴가를 주어야 한다. 다만, 수습 "
-                "중인 사람은 제외한다.\n② 휴가는 직원이 청구한 시기에 준다.")
-        chunk = Chunk(chunk_id="rule-12", doc="근무 규칙", article="제12조", title="유급휴가", text=text, part=0,
-                      kind="article", collection="default", content_hash="rule-12")
-        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-        await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
-        lead = draft_of(generator).text.split("\n", 1)[0]
+        lead = await lead_for(samples, question, "제12조", "유급휴가",
+                              "① 회사는 1년간 근무한 직원에게 15일의 유급휴가를 주어야 한다. 다만, 수습 중인 사람은 "
+                              "제외한다.\n② 휴가는 직원이 청구한 시기에 준다.")
         assert ("수습" in lead) is keeps_proviso
         assert "15일" in lead or keeps_proviso
 
@@ -251,11 +251,7 @@ class TestExtractiveGenerator:
     ])
     async def test_the_lead_matches_the_condition_the_question_sets(self, samples, question, answer):
         # "1년 미만" contradicts "1년 지나면" and answers "아직 1년 안 됐는데", whatever words they share.
-        text = ("근무 규칙 제20조(유급휴가)\n① 1년간 80퍼센트 이상 근무한 직원에게는 15일의 유급휴가를 준다.\n"
-                "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
-        chunk = Chunk(chunk_id="rule-20", doc="근무 규칙", article="제20조", title="유급휴가", text=text, part=0,
-                      kind="article", collection="default", content_hash="rule-20")
-        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-        await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
-        lead = draft_of(generator).text.split("\n", 1)[0]
+        lead = await lead_for(samples, question, "제20조", "유급휴가",
+                              "① 1년간 80퍼센트 이상 근무한 직원에게는 15일의 유급휴가를 준다.\n"
+                              "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
         assert f"{answer}의 유급휴가" in lead.split("[1]")[0]
