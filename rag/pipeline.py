@@ -207,10 +207,6 @@ class AnswerPipeline:
         understood = await self._timed(trace, "understand",
                                        self.stages.understander.run(question, turn.history, forced=turn.force_route))
         enhanced = understood.enhanced
-        if turn.history:
-            # What the conversation is about, as a follow-up lookup would read it ("그럼 21조는?"), every turn.
-            focus = self.stages.structural.lookup.focus(turn.history)
-            trace.note(f"focus: {f'{focus.doc} {focus.article}'.strip() if focus else 'none'}")
         if enhanced.used_history:
             trace.note(f"enhanced with history: {enhanced.text}")
         route = understood.decision.route

@@ -40,13 +40,6 @@ async def test_follow_up_naming_another_regulation_is_not_redirected(sample_comp
     assert answer.citations[0].label == "복무 규정 제4조"
 
 
-async def test_every_turn_of_a_conversation_notes_its_focus_for_debug(sample_components):
-    searched, _ = await ask_after(sample_components, "취업규칙 제20조", "연차는 언제까지 써야 해?")
-    assert searched.route != Route.LOOKUP and "focus: 취업규칙 제20조" in searched.notes
-    alone, _ = await collect(sample_components.pipeline, "연차는 언제까지 써야 해?")
-    assert not any(n.startswith("focus:") for n in alone.notes)
-
-
 async def test_bare_reference_without_conversation_is_not_a_lookup_in_some_regulation(sample_components):
     answer, _ = await collect(sample_components.pipeline, "21조는?")
     assert not any(n.startswith("lookup from the conversation") for n in answer.notes)
