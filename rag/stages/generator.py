@@ -278,11 +278,15 @@ class ExtractiveGenerator:
             # proviso states the figure or limit asked for, that proviso on its own, matched as the provision it
             # qualifies: the limit is often the proviso of a long sentence that announces a list.
             provisos = [(_PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
-            unrelated = [bool(p) and not _overlap(terms, set(found))
-                         for p, found in zip(provisos, self.tokenizer.tokens_many(provisos), strict=True)]
-            units = [(order, sentence, _PROVISO.sub("", _with_context(sentences, order), count=1)
-                      if unrelated[order] else _with_context(sentences, order))
-                     for order, sentence in enumerate(sentences)]
+            present = [p for p in provisos if p]
+            related = {p: _overlap(terms, set(found)) > 0
+                       for p, found in zip(present, self.tokenizer.tokens_many(present), strict=True)}
+            units = []
+            for order, sentence in enumerate(sentences):
+                shown = _with_context(sentences, order)
+                if provisos[order] and not related[provisos[order]]:
+                    shown = _PROVISO.sub("", shown, count=1)
+                units.append((order, sentence, shown))
             units += [(order, sentences[order], proviso) for order, proviso in enumerate(provisos)
                       if (asks_figure and _FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
             tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
