@@ -4,7 +4,7 @@
 
     ScopeFilter → QueryEmbedder → DomainDetector → (hard mode) DomainFilter
       → LexicalSearch ∥ DenseSearch → Fusion → PriorWeighting → Deduplication
-      → Reranker → ArticleDiversity → DomainBudget
+      → Reranker → ArticleDiversity → SanctionLinks → DomainBudget
 
 Every knob is a `RetrievalConfig` field, which `bot/config.py` exposes as `REGBOT_RETRIEVAL_<FIELD>`.
 """
@@ -25,7 +25,9 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.domains import DomainClassifier, DomainDecision
 from rag.retrieval.fusion import convex_fusion, protect_confident, weighted_rrf
 from rag.retrieval.names import DocumentNames
+from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery
+from rag.sanctions import ASKS_SANCTION, SANCTION_TITLE
 from rag.text import doc_key
 
 log = logging.getLogger(__name__)
@@ -329,6 +331,52 @@ def distinct_articles_first(hits: Sequence[Hit]) -> list[Hit]:
             seen.add(key)
             first.append(hit)
     return first + later
+
+
+class SanctionLinks:
+    """A question about the sanction for breaking a rule ("불이익 주면 사장은 어떤 처벌 받아?") is answered by the
+    벌칙/과태료 article that cites the rule by number ("제19조제3항을 위반하여 … 3년 이하의 징역"), which shares
+    almost no words with the question: for each of the first `sanction_sources` hits, the part of such an article
+    that cites it moves in just ahead of it."""
+
+    def __init__(self, corpus: IndexedCorpus, citations: NeighbourExpander, config: RetrievalConfig) -> None:
+        self.corpus = corpus
+        self.citations = citations
+        self.config = config
+        self._version = -2
+        self._citing: dict[tuple[str, str], list[str]] = {}
+
+    def run(self, analyzed: AnalyzedQuery, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
+        sources = self.config.sanction_sources
+        if sources <= 0 or not hits or not ASKS_SANCTION.search(analyzed.text):
+            return list(hits)
+        if any(SANCTION_TITLE.search(h.chunk.title) for h in hits[:sources]):
+            return list(hits)  # the search found a sanction itself
+        citing = self._index()
+        out = list(hits)
+        for source in hits[:sources]:
+            for chunk_id in citing.get((source.chunk.doc, source.chunk.article), ()):
+                at = self.corpus.position.get(chunk_id)
+                if at is None or not mask[at]:
+                    continue
+                out = [h for h in out if h.chunk.chunk_id != chunk_id]
+                place = next(i for i, h in enumerate(out) if h.chunk.chunk_id == source.chunk.chunk_id)
+                out.insert(place, Hit(chunk=self.corpus.chunks[at], score=source.score, ranks={"sanction": 1}))
+                break
+        return out
+
+    def _index(self) -> dict[tuple[str, str], list[str]]:
+        """(document, article) → the sanction parts that cite it, in the order of the text."""
+        if self._version != self.corpus.version:
+            citing: dict[tuple[str, str], list[str]] = {}
+            for chunk in self.corpus.chunks:
+                if chunk.deleted or not SANCTION_TITLE.search(chunk.title):
+                    continue
+                for cited in self.citations.cited_by(chunk):
+                    if cited.doc == chunk.doc:
+                        citing.setdefault((cited.doc, cited.article), []).append(chunk.chunk_id)
+            self._citing, self._version = citing, self.corpus.version
+        return self._citing
 
 
 class DomainBudget:

@@ -76,5 +76,8 @@ class RetrievalConfig(BaseModel):
                                                          "so a long article cannot crowd out a second topic.")
     min_hits_per_domain: int = Field(1, description="When a question spans domains, each keeps at least this many "
                                                     "of the top hits.")
+    sanction_sources: int = Field(2, ge=0, description="A question about a sanction (처벌, 벌금, 과태료) moves the "
+                                                       "벌칙/과태료 article that cites one of this many top hits "
+                                                       "just ahead of it; 0 turns it off.")
     include_repealed: bool = Field(False, description="Search repealed (폐지) documents too.")
     effective_on: str = Field("", description="YYYY-MM-DD: only text in force on that date; empty: today's text.")

@@ -21,6 +21,7 @@ from rag.retrieval.components import (
     LexicalSearch,
     PriorWeighting,
     QueryEmbedder,
+    SanctionLinks,
     ScopeFilter,
     distinct_articles_first,
 )
@@ -28,6 +29,7 @@ from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.domains import DomainClassifier, load_domains
 from rag.retrieval.names import load_aliases
+from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
 from rag.retrieval.rerank import AsyncReranker, Reranker, heuristic_reranker
 
@@ -67,7 +69,8 @@ class HybridRetriever:
         # The steps, in the order `_run` calls them.
         self.scope_filter = ScopeFilter(corpus, config)
         self.query_embedder = QueryEmbedder(corpus, config)
-        self.domains = DomainDetector(corpus, classifier, aliases if aliases is not None else load_aliases())
+        aliases = aliases if aliases is not None else load_aliases()
+        self.domains = DomainDetector(corpus, classifier, aliases)
         self.domain_filter = DomainFilter(self.domains, config)
         self.lexical = LexicalSearch(corpus, config)
         self.dense = DenseSearch(corpus, config, self.query_embedder)
@@ -75,13 +78,15 @@ class HybridRetriever:
         self.priors = PriorWeighting(corpus, self.domains, config)
         self.deduplication = Deduplication(corpus)
         self.diversity = ArticleDiversity(config)
+        self.sanctions = SanctionLinks(corpus, NeighbourExpander(corpus, aliases=dict(aliases)), config)
         self.budget = DomainBudget(self.domains, config)
 
     async def search(self, query: str, *, k: int = 10, scope: Scope | None = None, context: str = "") -> list[Hit]:
         analyzed = self.analyzer.analyze(query, context=context)
         if isinstance(self.reranker, AsyncReranker):
             hits = await asyncio.to_thread(self._run, analyzed, self.config.rerank_depth, scope, rerank=False)
-            return self.diversity.run(await self.reranker.arerank(analyzed, hits))[:k]
+            reranked = self.diversity.run(await self.reranker.arerank(analyzed, hits))
+            return self.sanctions.run(analyzed, reranked, self.scope_filter.run(analyzed, scope or Scope()))[:k]
         return await asyncio.to_thread(self._run, analyzed, k, scope)
 
     async def search_many(self, queries: Sequence[str], *, k: int = 10, scope: Scope | None = None,
@@ -113,5 +118,5 @@ class HybridRetriever:
         hits = self.deduplication.run(candidates, mask, limit=max(self.config.rerank_depth, k))
         if rerank and self.reranker is not None:
             hits = self.reranker.rerank(analyzed, hits)
-        hits = self.diversity.run(hits)
+        hits = self.sanctions.run(analyzed, self.diversity.run(hits), mask)
         return self.budget.run(hits, k, domains)[:k]

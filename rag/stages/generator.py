@@ -34,6 +34,7 @@ from rag.models import CIRCLED, CITATION_MARKER, Citation, Hit, Message, Role, S
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
+from rag.sanctions import ASKS_SANCTION, STATES_SANCTION
 from rag.stages.agent_tools import AgentTools
 
 log = logging.getLogger(__name__)
@@ -231,6 +232,7 @@ class ExtractiveGenerator:
         paragraph far below the best one (related, not answering) is left out."""
         terms = self._terms(question)
         asks_figure = bool(_ASKS_FIGURE.search(question))
+        asks_sanction = bool(ASKS_SANCTION.search(question))
         scored: list[tuple[float, Hit, str, str]] = []
         for rank, hit in enumerate(hits):
             paragraphs = split_paragraphs(hit.chunk.text)
@@ -244,6 +246,8 @@ class ExtractiveGenerator:
                 if overlap <= 0:
                     continue
                 bonus = 1.3 if asks_figure and _FIGURE.search(text) else 1.0
+                if asks_sanction and STATES_SANCTION.search(text):
+                    bonus *= 1.5
                 scored.append((overlap * bonus * prior, hit, marker, text))
         scored.sort(key=lambda item: -item[0])
         if not scored:
@@ -268,6 +272,7 @@ class ExtractiveGenerator:
         asks_figure = bool(_ASKS_FIGURE.search(question))
         asks_meaning = bool(_ASKS_MEANING.search(question))
         asks_limit = bool(_ASKS_LIMIT.search(question))
+        asks_sanction = bool(ASKS_SANCTION.search(question))
         conditions = _conditions(question, _ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
@@ -300,6 +305,8 @@ class ExtractiveGenerator:
                     weight *= 1.5
                 if asks_limit and _STATES_LIMIT.search(shown):
                     weight *= 1.3
+                if asks_sanction and STATES_SANCTION.search(shown):
+                    weight *= 1.5
                 if conditions:
                     stated = _conditions(shown, _TEXT_CONDITION)
                     if stated & contradictions:

@@ -149,3 +149,38 @@ def test_the_dense_model_reads_a_follow_up_with_only_the_start_of_its_context(ru
     whole = QueryEmbedder(rules_corpus, RetrievalConfig(dense_context_chars=None)).text(analyzed)
     assert short == "공무원 연가는 며칠이야? 그럼 5년이면?"
     assert whole.startswith(earlier) and whole.endswith("그럼 5년이면?")
+
+
+@pytest.fixture
+def leave_rules(tmp_path, kiwi_tokenizer):
+    return index_chunks(tmp_path, kiwi_tokenizer, [
+        make_chunk("근무 규칙", "제12조", "육아휴직",
+                   "① 회사는 자녀를 양육하려는 직원에게 육아휴직을 허용하여야 한다.\n"
+                   "② 회사는 육아휴직을 이유로 해고나 그 밖의 불리한 처우를 하여서는 아니 된다."),
+        make_chunk("근무 규칙", "제13조", "육아휴직 후 복귀",
+                   "회사는 육아휴직을 마친 직원을 같은 업무에 복귀시켜야 한다."),
+        make_chunk("근무 규칙", "제30조", "벌칙",
+                   "다음 각 호의 어느 하나에 해당하는 자는 2년 이하의 징역 또는 2천만원 이하의 벌금에 처한다.\n"
+                   "1. 제5조를 위반하여 임금을 지급하지 아니한 자\n2. 제12조제2항을 위반하여 불리한 처우를 한 자"),
+        make_chunk("근무 규칙", "제31조", "양벌규정",
+                   "법인의 종업원이 제30조의 위반행위를 하면 법인에도 벌금형을 과한다."),
+    ])
+
+
+@pytest.mark.parametrize(("question", "first"), [
+    # The sanction article shares almost no words with the question: it moves in ahead of the rule it cites.
+    ("육아휴직 썼다고 불이익 주면 회사는 어떤 처벌 받아?", "근무 규칙 제30조"),
+    ("육아휴직 썼다고 불이익 줘도 돼?", "근무 규칙 제12조"),  # no sanction asked for: the rule itself
+])
+def test_a_question_about_a_sanction_finds_the_article_that_punishes_the_rule(leave_rules, kiwi_tokenizer,
+                                                                             question, first):
+    hits = HybridRetriever(leave_rules, QueryAnalyzer(kiwi_tokenizer)).search_sync(question, k=3)
+    assert labels(hits)[0] == first
+    assert "근무 규칙 제31조" not in labels(hits)[:1]  # 양벌규정 is about sanctions, it states none
+
+
+def test_sanction_links_can_be_turned_off(leave_rules, kiwi_tokenizer):
+    retriever = HybridRetriever(leave_rules, QueryAnalyzer(kiwi_tokenizer),
+                                config=RetrievalConfig(sanction_sources=0))
+    assert labels(retriever.search_sync("육아휴직 썼다고 불이익 주면 회사는 어떤 처벌 받아?", k=3))[0] == \
+        "근무 규칙 제12조"

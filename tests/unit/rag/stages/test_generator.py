@@ -46,13 +46,16 @@ def draft_of(generator):
     return _DRAFTS[id(generator)]
 
 
-async def lead_for(samples, question: str, article: str, title: str, body: str) -> str:
-    """The first line the offline generator writes for `question` over one article of our own making."""
-    chunk = Chunk(chunk_id=f"rule-{article}", doc="근무 규칙", article=article, title=title,
-                  text=f"근무 규칙 {article}({title})\n{body}", part=0, kind="article", collection="default",
-                  content_hash=f"rule-{article}")
+async def lead_for(samples, question: str, article: str, title: str, body: str,
+                   *more: tuple[str, str, str]) -> str:
+    """The first line the offline generator writes for `question` over articles of our own making (article,
+    title, body), ranked in the order given."""
+    hits = tuple(Hit(chunk=Chunk(chunk_id=f"rule-{a}", doc="근무 규칙", article=a, title=t,
+                                 text=f"근무 규칙 {a}({t})\n{b}", part=0, kind="article", collection="default",
+                                 content_hash=f"rule-{a}"), score=1.0)
+                 for a, t, b in ((article, title, body), *more))
     generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-    await drain(generator, GenerationInput(question=question, evidence=((Hit(chunk=chunk, score=1.0),),)))
+    await drain(generator, GenerationInput(question=question, evidence=(hits,)))
     return draft_of(generator).text.split("\n", 1)[0]
 
 
@@ -244,6 +247,19 @@ class TestExtractiveGenerator:
                               "제외한다.\n② 휴가는 직원이 청구한 시기에 준다.")
         assert ("수습" in lead) is keeps_proviso
         assert "15일" in lead or keeps_proviso
+
+    async def test_a_question_about_a_sanction_leads_with_the_sanction_for_its_rule(self, samples):
+        # The rule the sanction cites shares more of the question's words; the sanction is what was asked.
+        lead = await lead_for(samples, "육아휴직 썼다고 불이익 주면 회사는 어떤 처벌 받아?", "제30조", "벌칙",
+                              "① 제5조를 위반하여 임금을 지급하지 아니한 자는 3년 이하의 징역에 처한다.\n"
+                              "② 다음 각 호의 어느 하나에 해당하는 자는 2년 이하의 징역 또는 2천만원 이하의 벌금에 "
+                              "처한다.\n1. 제12조제2항을 위반하여 육아휴직을 이유로 불리한 처우를 한 자\n"
+                              "2. 제14조를 위반하여 서류를 보존하지 아니한 자",
+                              ("제12조", "육아휴직", "① 회사는 직원이 청구하면 육아휴직을 주어야 한다.\n② 회사는 "
+                                                  "육아휴직을 썼다는 이유로 직원에게 불이익이나 불리한 처우를 주어서는 "
+                                                  "아니 된다."))
+        assert lead.startswith("다음 각 호의 어느 하나에 해당하는 자는 2년 이하의 징역")
+        assert "1. 제12조제2항을 위반하여 육아휴직" in lead
 
     @pytest.mark.parametrize(("question", "answer"), [
         ("입사하고 1년 지나면 유급휴가 며칠이야?", "15일"),
