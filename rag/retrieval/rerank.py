@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rag.errors import ConfigError
 from rag.llm import LlmProvider, LlmRequest, LlmUnavailable
-from rag.models import Hit, Message, Role
+from rag.models import Hit, Message, Role, split_paragraphs
 from rag.retrieval.config import EXPANSION_WEIGHT, RetrievalConfig
 from rag.retrieval.query import AnalyzedQuery
 
@@ -44,7 +44,8 @@ def heuristic_reranker(config: RetrievalConfig, idf: Callable[[str], float]) -> 
     """The heuristic reranker with the weights `RetrievalConfig` gives it."""
     return HeuristicReranker(idf=idf, title_weight=config.rerank_title_weight, body_weight=config.rerank_body_weight,
                              addenda_penalty=config.rerank_addenda_penalty, expansion_weight=config.expansion_weight,
-                             context_weight=config.rerank_context_weight)
+                             context_weight=config.rerank_context_weight,
+                             paragraph_weight=config.rerank_paragraph_weight)
 
 
 class HeuristicReranker:
@@ -52,12 +53,15 @@ class HeuristicReranker:
 
     Coverage is IDF-weighted: the rare words of a question (휴업, 위약금) decide, the common ones (근로자, 회사)
     barely count. Synonym expansions count at a lower weight. A title that covers the question is the strongest
-    signal statutes offer: the title is the article's own summary. 부칙 and stub annexes are demoted.
+    signal statutes offer: the title is the article's own summary. The question's words together in one paragraph
+    count too: an article that answers holds them in the 항 that answers, one that merely mentions them scatters
+    them. 부칙 and stub annexes are demoted.
     """
 
     def __init__(self, *, idf: Callable[[str], float] | None = None, fused_weight: float = 1.0,
                  title_weight: float = 0.35, body_weight: float = 0.35, addenda_penalty: float = 0.5,
-                 expansion_weight: float = EXPANSION_WEIGHT, context_weight: float = 0.3) -> None:
+                 expansion_weight: float = EXPANSION_WEIGHT, context_weight: float = 0.3,
+                 paragraph_weight: float = 0.2) -> None:
         self.idf = idf or (lambda token: 1.0)
         self.fused_weight = fused_weight
         self.title_weight = title_weight
@@ -65,6 +69,7 @@ class HeuristicReranker:
         self.addenda_penalty = addenda_penalty
         self.expansion_weight = expansion_weight
         self.context_weight = context_weight
+        self.paragraph_weight = paragraph_weight
 
     def rerank(self, query: AnalyzedQuery, hits: list[Hit]) -> list[Hit]:
         if not hits:
@@ -82,6 +87,10 @@ class HeuristicReranker:
             body_cover = sum(w for t, w in weights.items() if _present(t, body)) / total
             value = (self.fused_weight * hit.score / top + self.title_weight * title_cover
                      + self.body_weight * body_cover)
+            if self.paragraph_weight:
+                value += self.paragraph_weight * max(
+                    (sum(w for t, w in weights.items() if _present(t, text)) / total
+                     for _, text in split_paragraphs(body)), default=0.0)
             if chunk.kind == "addenda" or (chunk.kind in ("annex", "form") and len(body) < 200):
                 value *= self.addenda_penalty
             return value

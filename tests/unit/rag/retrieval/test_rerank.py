@@ -38,6 +38,17 @@ def test_rare_words_decide_over_common_ones():
     assert titles(ranked)[0] == "위약금"
 
 
+def test_the_question_words_in_one_paragraph_outrank_the_same_words_scattered():
+    scattered = make_chunk("규정", "제1조", "출장", "① 출장 신청은 부서장에게 한다.\n② 정산은 재무팀이 한다.\n"
+                                                   "③ 숙박은 회사가 정한 곳에서 한다.")
+    together = make_chunk("규정", "제2조", "출장", "① 출장 중 숙박은 1박에 8만원까지 정산한다.\n② 영수증을 붙인다.")
+    question = query("출장", "숙박", "정산")
+    ranked = HeuristicReranker().rerank(question, hits(scattered, together))
+    assert ranked[0].chunk.article == "제2조"
+    flat = HeuristicReranker(paragraph_weight=0.0).rerank(question, hits(scattered, together))
+    assert flat[0].chunk.article == "제1조"  # the fused order stands without the paragraph signal
+
+
 def test_addenda_are_demoted():
     addenda = make_chunk("규정", "부칙", "부칙", "이 규정은 공포한 날부터 휴가에 관하여 시행한다.", kind="addenda")
     article = make_chunk("규정", "제3조", "휴가", "휴가는 15일로 한다.")
