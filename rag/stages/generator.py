@@ -349,7 +349,8 @@ _ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대
 # A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
 _FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
                      r"|[일이삼사오육칠팔구십백천만]+\s*원"
-                     r"|다음\s*날|전날")  # a deadline stated by its day answers "언제까지" too
+                     r"|다음\s*날|전날"  # a deadline stated by its day answers "언제까지" too
+                     r"|매\s*(?:년|월|주|일|분기|학기|회계연도)")  # and a frequency by its period: "몇 년에 한 번"
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
 _DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")
