@@ -211,6 +211,19 @@ class QueryAnalyzer:
                     expansion[token] = max(expansion.get(token, 0.0), share)
         return expansion
 
+    def part_terms(self, word: str, parts: Sequence[str]) -> set[str]:
+        """Regulation terms a compound gets only through one of its parts (급여 → 임금 in 실업급여), not through an
+        entry for more of it (야근수당 → 연장근로 although 야근 → 연장근로 too)."""
+        if not parts:
+            return set()
+        compact = word.replace(" ", "")
+        whole: set[str] = set()
+        partial: set[str] = set()
+        for key, _, terms in self._entries:
+            if key and key in compact:
+                (partial if any(key in part for part in parts) else whole).update(terms)
+        return partial - whole
+
     def matching_intents(self, text: str, tokens: Sequence[str]) -> list[Intent]:
         """The intents one of whose triggers the text holds."""
         compact, present = text.replace(" ", ""), set(tokens)

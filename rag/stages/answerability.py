@@ -116,7 +116,8 @@ class _Concept(BaseModel):
     word: str
     parts: tuple[str, ...]
     weight: float
-    synonyms: tuple[str, ...]
+    synonyms: tuple[str, ...]  # regulation terms for the word (or a phrase of the question holding it)
+    part_synonyms: tuple[str, ...] = ()  # … for one of its parts only: 실업급여's 급여 → 임금
 
 
 class AnswerabilityJudge:
@@ -210,8 +211,11 @@ class AnswerabilityJudge:
             if self._weight(word) <= 0:
                 continue
             parts = tuple(t for t in tokens if t != word and t in word)
+            synonyms = self._synonyms(question, tokens, (word, *parts))
+            partial = self.analyzer.part_terms(word, parts) if self.analyzer is not None else set()
             concepts.append(_Concept(word=word, parts=parts, weight=self._weight(word),
-                                     synonyms=self._synonyms(question, tokens, (word, *parts))))
+                                     synonyms=tuple(t for t in synonyms if t not in partial),
+                                     part_synonyms=tuple(t for t in synonyms if t in partial)))
         return concepts
 
     def _weight(self, word: str) -> float:
@@ -242,10 +246,12 @@ class AnswerabilityJudge:
         return tuple(sorted(own.union(t for t in everything if t not in without)))
 
     def _credit(self, concept: _Concept, found: set[str]) -> float:
-        """1 when the article holds the word (or its regulation term), part credit for a compound's parts."""
+        """1 when the article holds the word (or its regulation term); part credit for a compound's parts, or a
+        part's regulation term (임금 does not answer a question about 실업급여)."""
         if concept.word in found or any(s in found for s in concept.synonyms):
             return 1.0
-        if concept.parts and all(p in found for p in concept.parts):
+        if (concept.parts and all(p in found for p in concept.parts)) or \
+                any(s in found for s in concept.part_synonyms):
             return self.weights.part_credit
         return 0.0
 

@@ -3,6 +3,7 @@
 import pytest
 
 from rag.models import Chunk, Hit
+from rag.retrieval.query import QueryAnalyzer
 from rag.stages.answerability import AnswerabilityJudge, refusal_message
 from rag.stages.grader import OfflineGrader
 
@@ -38,6 +39,17 @@ class TestAnswerabilityJudge:
     def test_a_compound_counts_once_and_its_parts_do_not_add_weight(self, judge):
         words = {c.word: c.parts for c in judge.concepts("근로기준법 위반 신고")}
         assert "근로기준법" in words and "근로" not in words and "근로" in words["근로기준법"]
+
+    def test_a_parts_regulation_term_is_not_the_compound(self, samples):
+        # "급여 → 임금" is right for 급여 and wrong for 실업급여: an article about 임금 covers 실업급여 only in part.
+        # An entry for the whole compound (야근수당) still gives full credit, whatever its parts' entries say.
+        analyzer = QueryAnalyzer(samples.tokenizer, synonyms={"급여": ["임금"], "야근": ["연장근로", "야간근로"],
+                                                               "야근수당": ["연장근로"]})
+        judge = AnswerabilityJudge(samples.corpus, samples.tokenizer, analyzer=analyzer)
+        wages = [hit("취업규칙", "제30조", {"lexical": 1}, "임금은 매월 25일에 지급한다. 연장근로는 가산한다.")]
+        assert judge.assess("급여", wages).coverage == 1.0
+        assert judge.assess("실업급여", wages).coverage == pytest.approx(0.5)
+        assert judge.assess("야근수당", wages).coverage == 1.0
 
     def test_filler_and_aspect_words_weigh_less_than_the_topic(self, judge):
         weights = {c.word: c.weight for c in judge.concepts("올해 출장비 최대 금액 좀 알려줘")}
