@@ -277,7 +277,8 @@ class AnswerPipeline:
             return
 
         evidence = self._select_evidence(result, grade.relevant, turn.scope, trace)
-        request = GenerationInput(question=enhanced.text, sub_questions=plan.sub_questions,
+        request = GenerationInput(question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
+                                  sub_questions=plan.sub_questions,
                                   evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
                                   scope=turn.scope)
         yield AnswerEvent.status(messages.STATUS_WRITING)

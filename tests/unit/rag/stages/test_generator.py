@@ -47,15 +47,15 @@ def draft_of(generator):
 
 
 async def lead_for(samples, question: str, article: str, title: str, body: str,
-                   *more: tuple[str, str, str]) -> str:
-    """The first line the offline generator writes for `question` over articles of our own making (article,
-    title, body), ranked in the order given."""
+                   *more: tuple[str, str, str], asked: str = "") -> str:
+    """The first line the offline generator writes for `question` (as the user `asked` it, for a follow-up made
+    standalone) over articles of our own making (article, title, body), ranked in the order given."""
     hits = tuple(Hit(chunk=Chunk(chunk_id=f"rule-{a}", doc="근무 규칙", article=a, title=t,
                                  text=f"근무 규칙 {a}({t})\n{b}", part=0, kind="article", collection="default",
                                  content_hash=f"rule-{a}"), score=1.0)
                  for a, t, b in ((article, title, body), *more))
     generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-    await drain(generator, GenerationInput(question=question, evidence=(hits,)))
+    await drain(generator, GenerationInput(question=question, asked=asked, evidence=(hits,)))
     return draft_of(generator).text.split("\n", 1)[0]
 
 
@@ -265,6 +265,16 @@ class TestExtractiveGenerator:
                                                   "아니 된다."))
         assert lead.startswith("다음 각 호의 어느 하나에 해당하는 자는 2년 이하의 징역")
         assert "1. 제12조제2항을 위반하여 육아휴직" in lead
+
+    @pytest.mark.parametrize(("asked", "answer"), [
+        ("", "100만원"),  # as one question, the earlier part weighs as much as the new one
+        ("그건 신청 기한은?", "7일"),  # a follow-up's own words come first
+    ])
+    async def test_a_follow_ups_lead_answers_what_it_asks_not_the_earlier_question(self, samples, asked, answer):
+        lead = await lead_for(samples, "교육비 지원 금액은 얼마야 그건 신청 기한은?", "제8조", "교육비",
+                              "① 교육비 지원 금액은 1인당 연 100만원으로 한다.\n"
+                              "② 신청 기한은 수강 시작 7일 전까지로 한다.", asked=asked)
+        assert answer in lead.split("[1]")[0]
 
     @pytest.mark.parametrize(("question", "answer"), [
         ("입사하고 1년 지나면 유급휴가 며칠이야?", "15일"),
