@@ -27,6 +27,9 @@ class SmallTalkResponder:
             "pause": messages.CHITCHAT_PAUSE,
             "reaction": messages.CHITCHAT_REACTION,
             "apology": messages.CHITCHAT_APOLOGY,
+            "praise": messages.CHITCHAT_PRAISE,
+            "complaint": messages.CHITCHAT_COMPLAINT,
+            "test": messages.CHITCHAT_TEST,
         }
         if kind in fixed:
             return fixed[kind]

@@ -38,6 +38,14 @@ class TestOfflineQueryRouter:
         ("어디서 정보를 가져오는 거예요?", "capability"),
         ("너는 누가 만든 챗봇이야? 어떤 자료로 답해주는 거야?", "identity"),
         ("어떻게 써?", "usage"),
+        ("다음에 또 물어볼게", "goodbye"),
+        ("너 몇 살이야?", "identity"),
+        ("너 어떤 규정 알고 있어?", "capability"),
+        ("어떤 규정들이 등록돼 있어?", "capability"),
+        ("너 똑똑하다", "praise"),
+        ("답변이 틀렸어", "complaint"),
+        ("별로 도움이 안 됐어", "complaint"),
+        ("테스트", "test"),
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
         decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)
@@ -50,7 +58,10 @@ class TestOfflineQueryRouter:
 
     @pytest.mark.parametrize("question", [LEAVE_QUESTION, "취업규칙 연차 규정 알려줘", "고마운데 병가는 며칠이야?",
                                           "연차?", "안녕하세요, 연차 며칠이에요?", "연차 어떻게 써?",
-                                          "잠깐, 병가는 며칠이야?", "출장비 정산할 때 어떤 자료를 보고 계산해?"])
+                                          "잠깐, 병가는 며칠이야?", "출장비 정산할 때 어떤 자료를 보고 계산해?",
+                                          # the same words around a regulation question
+                                          "출장비 최고 한도", "수습 테스트 기간에도 연차 있어?", "몇 살부터 정년이야?",
+                                          "이 답변 틀린 것 같은데 연차는 15일 아니야?", "병가 나중에 또 쓸 수 있어?"])
     async def test_questions_about_rules_are_searched(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.SEARCH
 
