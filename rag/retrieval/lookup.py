@@ -108,6 +108,13 @@ class StructuralLookup:
             return doc, rest  # the decree of a law that is indexed, when the decree itself is not
         return None
 
+    def names_no_regulation(self, query: str) -> bool:
+        """True for an article reference that names no regulation ("제60조", "60조 보여줘"): without a conversation
+        to take the regulation from, `lookup` finds the regulations that hold it."""
+        text = collapse_spaces(normalize_text(query))
+        reference = _reference_rest(_FOLLOWUP_OPENER.sub("", text, count=1))
+        return reference is not None and reference[0] == "article" and not self.names().longest_prefix(text)[0]
+
     def focus(self, history: tuple[Message, ...] | list[Message]) -> LookupFocus | None:
         """The last regulation the conversation named (newest message first): a user's reference or the header of
         an answer. Derived from the history each Turn carries, so no separate conversation state is needed."""
@@ -158,6 +165,10 @@ class StructuralLookup:
         doc, rest = self.names().longest_prefix(text)
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
+        if not doc and self.names_no_regulation(text):
+            found = self._among(tuple(self.corpus.documents()), _FOLLOWUP_OPENER.sub("", text, count=1), scope)
+            return found if found.kind != "ambiguous" or found.target else \
+                LookupResult(kind="not_found", target=text, exact=True)  # no regulation has it
         if not doc:
             name, _ = _split_name(text)
             match = self.names().resolve(name)

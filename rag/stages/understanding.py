@@ -108,6 +108,8 @@ class OfflineQueryUnderstander:
             resolved = self.router.lookup.followup(question, history)
             if resolved is not None:
                 decision, lookup_query = RouteDecision(route=Route.LOOKUP), resolved[0]
+            elif forced is None and self.router.lookup.names_no_regulation(question):
+                decision = RouteDecision(route=Route.LOOKUP)  # "제60조": the regulations that hold it
         plan = await self.planner.run(enhanced.text)
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query)
 
@@ -194,7 +196,8 @@ class LlmQueryUnderstander:
 
     def _caught_by_pattern(self, question: str) -> bool:
         """A structural reference, or small talk with no question in it."""
-        return self.lookup.parse(question) is not None or bool(self.fallback.chitchat_kind(question))
+        return (self.lookup.parse(question) is not None or self.lookup.names_no_regulation(question)
+                or bool(self.fallback.chitchat_kind(question)))
 
     def _hint(self, question: str) -> str:
         """The intent table's words for the situation the question describes, or ""."""

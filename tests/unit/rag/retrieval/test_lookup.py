@@ -111,3 +111,20 @@ def test_an_offline_follow_up_button_opens_the_article_it_names(lookup):
     assert lookup.parse(query) is not None
     result = lookup.lookup(query)
     assert (result.kind, result.doc, result.target) == ("article", "근로기준법", "제46조")
+
+
+@pytest.mark.parametrize(("query", "kind", "doc", "candidates"), [
+    ("제50조", "article", "근로기준법", ()),  # one regulation holds it: that article
+    ("26조 보여줘", "ambiguous", "", ("국가공무원 복무규정", "근로기준법 시행령")),  # several: the choice
+    ("제999조", "not_found", "", ()),  # none: said so, not searched
+])
+def test_an_article_without_a_regulation_is_looked_up_in_every_regulation(lookup, query, kind, doc, candidates):
+    assert lookup.names_no_regulation(query)
+    result = lookup.lookup(query)
+    assert (result.kind, result.doc, tuple(sorted(result.candidates))) == (kind, doc, candidates)
+    assert result.exact or kind == "article"
+
+
+def test_a_question_that_cites_an_article_without_a_regulation_is_not_a_bare_reference(lookup):
+    assert not lookup.names_no_regulation("제60조에 따르면 연차는 며칠이야?")
+    assert not lookup.names_no_regulation("근로기준법 제60조")  # names its regulation: `parse` has it

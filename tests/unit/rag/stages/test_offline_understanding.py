@@ -122,3 +122,11 @@ class TestOfflineQueryUnderstander:
     async def test_a_forced_lookup_skips_routing(self, understander):
         understood = await understander.run("연차", (), forced=Route.LOOKUP)
         assert (understood.decision.route, understood.lookup_query) == (Route.LOOKUP, "연차")
+
+    async def test_an_article_without_a_regulation_is_a_lookup_unless_the_conversation_names_one(self, understander):
+        alone = await understander.run("제21조 보여줘", ())
+        assert (alone.decision.route, alone.lookup_query) == (Route.LOOKUP, "제21조 보여줘")
+        about_rules = (Message(role=Role.USER, content="취업규칙 제20조"),
+                       Message(role=Role.ASSISTANT, content="**취업규칙 제20조(연차유급휴가)** [1] …"))
+        follow_up = await understander.run("제21조 보여줘", about_rules)
+        assert (follow_up.decision.route, follow_up.lookup_query) == (Route.LOOKUP, "취업규칙 제21조 보여줘")
