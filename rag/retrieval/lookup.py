@@ -23,6 +23,10 @@ _FILLER = re.compile(
     r"|(?:무슨|어떤)\s*(?:내용|조항|조문|규정)\s*(?:이야|이에요|인가요|이지|이죠|야)?"
     r"|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
 _ARTICLE_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
+# Several articles of one regulation: "제60조랑 제61조", "60조, 62조 및 63조".
+_ARTICLE_START = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?")
+_ARTICLE_JOIN = re.compile(r"^\s*(?:이랑|랑|와|과|및|하고|그리고|,|、)\s*(?=(?:제\s*)?\d+\s*조)")
+MAX_LISTED_ARTICLES = 5
 _DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")
 _ANNEX_REF = re.compile(r"^\s*\[?(별표|별지|서식)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
 # The whole text of a regulation, optionally one page of it: "전문", "전문 2쪽", "전문 3페이지", "원문 2".
@@ -53,9 +57,10 @@ class LookupResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["article", "chapter", "annex", "addenda", "overview", "fulltext", "ambiguous", "not_found"]
+    kind: Literal["article", "articles", "chapter", "annex", "addenda", "overview", "fulltext", "ambiguous",
+                  "not_found"]
     doc: str = ""
-    target: str = ""  # 제60조, 제4장, 별표 2, 부칙, or "" for an overview
+    target: str = ""  # 제60조, 제4장, 별표 2, 부칙, "제60조, 제61조" (articles), or "" for an overview
     paragraph: str = ""  # ① when the reference named a 항
     chunks: tuple[Chunk, ...] = ()
     candidates: tuple[str, ...] = ()
@@ -192,6 +197,12 @@ class StructuralLookup:
             return LookupResult(kind="fulltext", doc=doc, chunks=body, page=int(paragraph or 1))
         if kind == "chapter":
             return self._chapter(doc, target, chunks)
+        if kind == "articles":
+            wanted = target.split(", ")
+            selected = tuple(c for label in wanted for c in chunks if c.article == label)
+            if not selected:
+                return LookupResult(kind="not_found", doc=doc, target=target, exact=True)
+            return LookupResult(kind="articles", doc=doc, target=target, chunks=selected)
         selected = tuple(c for c in chunks if c.article == target)
         if kind == "addenda":
             selected = tuple(c for c in chunks if c.kind == "addenda")
@@ -252,6 +263,9 @@ def _reference_rest(rest: str) -> tuple[str, str, str] | None:
     match = _FULLTEXT_REF.match(rest)
     if match and _FILLER.match(match.group(2)):
         return "fulltext", "전문", match.group(1) or ""
+    listed = _article_list(rest)
+    if listed:
+        return "articles", ", ".join(listed), ""
     match = _ARTICLE_REF.match(rest)
     if match and _FILLER.match(match.group(4)):
         number, branch, para = int(match.group(1)), match.group(2), match.group(3)
@@ -270,3 +284,19 @@ def _reference_rest(rest: str) -> tuple[str, str, str] | None:
     if match and _FILLER.match(match.group(1)):
         return "addenda", "부칙", ""
     return None
+
+
+def _article_list(rest: str) -> list[str] | None:
+    """The labels of two or more articles joined by 랑/와/및/",", followed by nothing but a request; else None."""
+    labels: list[str] = []
+    while len(labels) < MAX_LISTED_ARTICLES:
+        match = _ARTICLE_START.match(rest)
+        if match is None:
+            return None
+        labels.append(article_label(int(match.group(1)), int(match.group(2)) if match.group(2) else None))
+        rest = rest[match.end():]
+        join = _ARTICLE_JOIN.match(rest)
+        if join is None:
+            break
+        rest = rest[join.end():]
+    return list(dict.fromkeys(labels)) if len(labels) > 1 and _FILLER.match(rest) else None

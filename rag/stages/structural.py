@@ -34,6 +34,8 @@ class StructuralAnswerer:
             return DraftAnswer(text=messages.LOOKUP_NOT_FOUND.format(query=query), citations=())
         if result.kind == "fulltext":
             return self._fulltext(result)
+        if result.kind == "articles":
+            return self._articles(result)
         first = result.chunks[0]
         citation = Citation(index=1, doc=result.doc, article=first.article if result.kind != "chapter" else "",
                             paragraph=result.paragraph, title=first.title, url=first.source_url,
@@ -58,6 +60,27 @@ class StructuralAnswerer:
         title = f"({first.title})" if first.title and result.kind == "article" else f" {first.title}"
         text = f"**{result.doc} {result.target}{title}** [1]\n{body}\n"
         return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": body[:300]}),))
+
+    @staticmethod
+    def _articles(result: LookupResult) -> DraftAnswer:
+        """Each listed article in the order asked, under its own header and citation."""
+        sections: list[str] = []
+        citations: list[Citation] = []
+        for chunk in result.chunks:
+            body = "\n".join(t for _, t in split_paragraphs(chunk.text))
+            if citations and citations[-1].article == chunk.article:  # a later part of the same article
+                sections[-1] += f"\n{body}"
+                continue
+            index = len(citations) + 1
+            title = f"({chunk.title})" if chunk.title else ""
+            sections.append(f"**{result.doc} {chunk.article}{title}** [{index}]\n{body}")
+            citations.append(Citation(index=index, doc=result.doc, article=chunk.article, title=chunk.title,
+                                      url=chunk.source_url, chunk_id=chunk.chunk_id, chapter=chunk.chapter,
+                                      quote=body[:300]))
+        missing = [label for label in result.target.split(", ") if all(c.article != label for c in citations)]
+        if missing:
+            sections.append(messages.LOOKUP_MISSING.format(targets=", ".join(missing), doc=result.doc))
+        return DraftAnswer(text="\n\n".join(sections) + "\n", citations=tuple(citations))
 
     @staticmethod
     def _fulltext(result: LookupResult) -> DraftAnswer:

@@ -128,3 +128,19 @@ def test_an_article_without_a_regulation_is_looked_up_in_every_regulation(lookup
 def test_a_question_that_cites_an_article_without_a_regulation_is_not_a_bare_reference(lookup):
     assert not lookup.names_no_regulation("제60조에 따르면 연차는 며칠이야?")
     assert not lookup.names_no_regulation("근로기준법 제60조")  # names its regulation: `parse` has it
+
+
+@pytest.mark.parametrize("query", ["근로기준법 제50조랑 제60조 보여줘", "근기법 50조, 60조",
+                                   "근로기준법 제50조 및 제60조는?"])
+async def test_several_articles_of_one_regulation_are_shown_in_turn_each_cited(lookup, query):
+    draft, result = await StructuralAnswerer(lookup).run(query)
+    assert (result.kind, result.doc, result.target) == ("articles", "근로기준법", "제50조, 제60조")
+    assert [c.label for c in draft.citations] == ["근로기준법 제50조", "근로기준법 제60조"]
+    assert draft.text.index("**근로기준법 제50조") < draft.text.index("**근로기준법 제60조")
+
+
+async def test_a_listed_article_that_does_not_exist_is_named(lookup):
+    draft, _ = await StructuralAnswerer(lookup).run("근로기준법 제50조랑 제999조")
+    assert [c.label for c in draft.citations] == ["근로기준법 제50조"]
+    assert "제999조는 「근로기준법」에서 찾지 못했어요" in draft.text
+    assert lookup.lookup("근로기준법 제998조랑 제999조").kind == "not_found"
