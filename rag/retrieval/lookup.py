@@ -182,9 +182,10 @@ class StructuralLookup:
             if not match.doc:
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
-        if _SUBORDINATE.match(rest):  # the law is indexed, its decree is not
-            exact = _reference_rest(rest[_SUBORDINATE.match(rest).end():]) is not None
-            return LookupResult(kind="not_found", target=text, exact=exact)
+        subordinate = _SUBORDINATE.match(rest)
+        if subordinate:  # the law is indexed, its decree is not
+            exact = _reference_rest(rest[subordinate.end():]) is not None
+            return LookupResult(kind="not_found", doc=doc, target=subordinate.group(1), exact=exact)
         chunks = self.corpus.of_document(doc, scope)
         if not chunks:
             return LookupResult(kind="not_found", doc=doc, target=text)

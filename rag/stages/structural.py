@@ -30,6 +30,9 @@ class StructuralAnswerer:
         if result.kind == "ambiguous":
             text = messages.LOOKUP_AMBIGUOUS.format(name=query, candidates=", ".join(result.candidates))
             return DraftAnswer(text=text, citations=())
+        if result.kind == "not_found" and result.target in ("시행령", "시행규칙"):
+            text = messages.LOOKUP_DECREE_NOT_INDEXED.format(doc=result.doc, decree=result.target)
+            return DraftAnswer(text=text, citations=(), followups=(f"{result.doc} 목차",))
         if result.kind == "not_found" or not result.chunks:
             return DraftAnswer(text=messages.LOOKUP_NOT_FOUND.format(query=query), citations=())
         if result.kind == "fulltext":

@@ -25,9 +25,12 @@ def test_abbreviations_and_decrees_resolve_to_the_exact_article(lookup, query, d
     assert (result.kind, result.doc, result.target) == ("article", doc, target)
 
 
-def test_the_decree_of_a_law_whose_decree_is_not_indexed_is_not_the_law(lookup):
+async def test_the_decree_of_a_law_whose_decree_is_not_indexed_is_not_the_law(lookup):
     assert lookup.parse("국가공무원 복무규정 시행규칙 제3조") is not None
-    assert lookup.lookup("국가공무원 복무규정 시행규칙 제3조").kind == "not_found"
+    draft, result = await StructuralAnswerer(lookup).run("국가공무원 복무규정 시행규칙 제3조")
+    assert result.kind == "not_found"
+    assert draft.text.startswith("「국가공무원 복무규정」의 시행규칙은 등록된 규정에 없어요")
+    assert draft.followups == ("국가공무원 복무규정 목차",)
 
 
 def test_a_form_number_is_a_reference(lookup):
