@@ -39,6 +39,8 @@ _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|�
 # "2항은?" right after an article: a paragraph of that article.
 _NAME_END = re.compile(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
 _PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
+# "A 말고 B", "A 아니고 B": the user corrects what they named first; B is the reference.
+_CORRECTION = re.compile(r"^[^?]{1,40}?\s*(?:말고|아니고|아니라)\s*,?\s+(?=\S)")
 # Markup an answer wraps a reference in ("**취업규칙 제20조(연차유급휴가)** [1]").
 _MARKUP = re.compile(r"[*「」『』\[\]]")
 
@@ -96,7 +98,7 @@ class StructuralLookup:
 
     def parse(self, query: str) -> tuple[str, str] | None:
         """(document, rest) when the query starts with a known regulation name and the rest is a reference."""
-        text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+        text = _reference_text(query)
         doc, rest = self.names().longest_prefix(text)
         if not doc:
             code, after = split_rule_code(text)  # "3-1-99": a rule code no document carries is still a reference
@@ -116,7 +118,7 @@ class StructuralLookup:
     def names_no_regulation(self, query: str) -> bool:
         """True for an article reference that names no regulation ("제60조", "60조 보여줘"): without a conversation
         to take the regulation from, `lookup` finds the regulations that hold it."""
-        text = collapse_spaces(normalize_text(query))
+        text = _reference_text(query)
         reference = _reference_rest(_FOLLOWUP_OPENER.sub("", text, count=1))
         return reference is not None and reference[0] == "article" and not self.names().longest_prefix(text)[0]
 
@@ -166,7 +168,7 @@ class StructuralLookup:
         return None
 
     def lookup(self, query: str, scope: Scope | None = None) -> LookupResult:
-        text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+        text = _reference_text(query)
         doc, rest = self.names().longest_prefix(text)
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
@@ -250,6 +252,14 @@ class StructuralLookup:
         heading = next(p for p in selected[0].chapter_path if p.split(" ")[0] == target)
         outline = [heading] + [f"  {c.article} {c.title}".rstrip() for c in selected if not c.part and not c.deleted]
         return LookupResult(kind="chapter", doc=doc, target=target, chunks=selected, outline=tuple(outline))
+
+
+def _reference_text(query: str) -> str:
+    """The query as a reference is read: NFC, single spaces, no 「」, and what follows a correction ("근기법 말고
+    근기법 시행령 제3조" → "근기법 시행령 제3조")."""
+    text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+    correction = _CORRECTION.match(text)
+    return text[correction.end():] if correction else text
 
 
 def _split_name(text: str) -> tuple[str, str]:
