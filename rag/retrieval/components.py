@@ -350,8 +350,9 @@ class SanctionLinks:
         sources = self.config.sanction_sources
         if sources <= 0 or not hits or not ASKS_SANCTION.search(analyzed.text):
             return list(hits)
-        if any(SANCTION_TITLE.search(h.chunk.title) for h in hits[:sources]):
-            return list(hits)  # the search found a sanction itself
+        found = next((i for i, h in enumerate(hits[:sources]) if SANCTION_TITLE.search(h.chunk.title)), None)
+        if found is not None:  # the search found a sanction itself: it answers, the rule it enforces follows
+            return [hits[found], *hits[:found], *hits[found + 1:]]
         citing = self._index()
         out = list(hits)
         for source in hits[:sources]:

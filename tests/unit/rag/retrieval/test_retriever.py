@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from retrieval_samples import index_chunks, make_chunk
 
 from rag.errors import RetrievalUnavailable
-from rag.models import Scope
-from rag.retrieval.query import QueryAnalyzer
+from rag.models import Hit, Scope
+from rag.retrieval.components import SanctionLinks
+from rag.retrieval.neighbours import NeighbourExpander
+from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
 from rag.retrieval.retriever import HybridRetriever, RetrievalConfig, distinct_articles_first
 
 
@@ -184,3 +187,14 @@ def test_sanction_links_can_be_turned_off(leave_rules, kiwi_tokenizer):
                                 config=RetrievalConfig(sanction_sources=0))
     assert labels(retriever.search_sync("육아휴직 썼다고 불이익 주면 회사는 어떤 처벌 받아?", k=3))[0] == \
         "근무 규칙 제12조"
+
+
+def test_a_sanction_the_search_ranked_second_answers_first(leave_rules):
+    by_article = {c.article: c for c in leave_rules.chunks}
+    hits = [Hit(chunk=by_article[a], score=1.0 - 0.1 * i) for i, a in enumerate(["제12조", "제30조", "제13조"])]
+    links = SanctionLinks(leave_rules, NeighbourExpander(leave_rules), RetrievalConfig())
+    asked = AnalyzedQuery(text="불리한 처우를 하면 처벌은?", tokens=("불리", "처우", "처벌"))
+    mask = np.ones(len(leave_rules.chunks), dtype=bool)
+    assert labels(links.run(asked, hits, mask)) == ["근무 규칙 제30조", "근무 규칙 제12조", "근무 규칙 제13조"]
+    not_asked = AnalyzedQuery(text="불리한 처우를 해도 돼?", tokens=("불리", "처우"))
+    assert labels(links.run(not_asked, hits, mask)) == ["근무 규칙 제12조", "근무 규칙 제30조", "근무 규칙 제13조"]
