@@ -54,7 +54,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(똑똑|잘\s*(한다|하네|하는구나|했어)|최고(야|다|네|예요|에요)(?![가-힣])|훌륭하|대단하|짱(이야|이네|이다)?(?![가-힣])"
         r"|유용(하|했)|good\s*job|nice\b)", re.I)),
     ("complaint", re.compile(
-        r"((답|답변|대답)\S*\s*(이|가|은|는)?\s*(틀렸|틀린|이상|별로|엉터리|잘못|엉뚱)"
+        r"((답|답변|대답|알려\s*준\s*(거|게|것)|말한\s*(거|게|것))\S*\s*(이|가|은|는)?\s*(틀렸|틀린|이상|별로|엉터리|잘못|엉뚱)"
+        r"\S*\s*[?？]?"
         r"|도움이\s*(안|하나도\s*안|별로\s*안)\s*(됐|돼|되)|별로(야|네|예요|에요|다)(?![가-힣])|쓸모\s*없)")),
     # A message that only checks the bot is there.
     ("test", re.compile(r"^\s*(테스트|test|ping|핑)\s*(입니다|중|해요|해봄|합니다)?\s*[.!?~ㅎ]*\s*$", re.I)),
@@ -120,9 +121,9 @@ class OfflineQueryRouter:
             return ""
         kind, _ = match
         rest = dict(_KINDS)[kind].sub(" ", text)
-        if kind in BOT_KINDS:  # "누가 만든 챗봇이야? 어떤 자료로 답해?": two questions about the bot, no topic left
-            for other in BOT_KINDS:
-                rest = dict(_KINDS)[other].sub(" ", rest)
+        if kind in BOT_KINDS:  # "안녕하세요~ 뭘 물어볼 수 있어요?", "누가 만든 챗봇이야? 어떤 자료로 답해?": the
+            for _, pattern in _KINDS:  # greeting or the second question about the bot is no regulation topic
+                rest = pattern.sub(" ", rest)
         topic = self._topic_words(rest)
         if kind in BOT_KINDS or kind == "other":
             return kind if not topic else ""  # a mood word is weak evidence: any regulation topic makes a question

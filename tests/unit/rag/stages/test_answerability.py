@@ -51,6 +51,11 @@ class TestAnswerabilityJudge:
         assert judge.assess("실업급여", wages).coverage == pytest.approx(0.5)
         assert judge.assess("야근수당", wages).coverage == 1.0
 
+    def test_a_greeting_before_the_question_is_not_its_topic(self, samples, judge):
+        question = "안녕하세요, " + LEAVE_QUESTION
+        assessed = judge.assess(question, samples.retriever.search_sync(question, k=6))
+        assert assessed.answerable and "안녕" not in assessed.looked_for
+
     def test_filler_and_aspect_words_weigh_less_than_the_topic(self, judge):
         weights = {c.word: c.weight for c in judge.concepts("올해 출장비 최대 금액 좀 알려줘")}
         assert "올해" not in weights and "알리다" not in weights

@@ -46,6 +46,8 @@ class TestOfflineQueryRouter:
         ("답변이 틀렸어", "complaint"),
         ("별로 도움이 안 됐어", "complaint"),
         ("테스트", "test"),
+        ("안녕하세요~ 여기서 어떤 걸 물어볼 수 있어요?", "capability"),  # a greeting is no regulation topic
+        ("아까 알려준 거 틀렸던데? 조문 번호가 완전 다르잖아", "complaint"),
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
         decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)
@@ -61,7 +63,8 @@ class TestOfflineQueryRouter:
                                           "잠깐, 병가는 며칠이야?", "출장비 정산할 때 어떤 자료를 보고 계산해?",
                                           # the same words around a regulation question
                                           "출장비 최고 한도", "수습 테스트 기간에도 연차 있어?", "몇 살부터 정년이야?",
-                                          "이 답변 틀린 것 같은데 연차는 15일 아니야?", "병가 나중에 또 쓸 수 있어?"])
+                                          "이 답변 틀린 것 같은데 연차는 15일 아니야?", "병가 나중에 또 쓸 수 있어?",
+                                          "아까 알려준 거 틀렸던데? 연차는 며칠이야?"])
     async def test_questions_about_rules_are_searched(self, samples, question):
         assert (await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)).route == Route.SEARCH
 
