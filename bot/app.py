@@ -107,7 +107,9 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     lookup = StructuralLookup(corpus)
     llm = open_llm(settings)
     config = RetrievalConfig(**settings.retrieval.model_dump())
-    retriever = HybridRetriever(corpus, analyzer, config=config, reranker=build_reranker(config, corpus, llm))
+    neighbours = NeighbourExpander(corpus)
+    retriever = HybridRetriever(corpus, analyzer, config=config, reranker=build_reranker(config, corpus, llm),
+                                neighbours=neighbours)
     cache = None
     if cache_backend is not None and settings.cache_enabled:
         cache = SemanticAnswerCache(cache_backend, index_version=store.version,
@@ -122,7 +124,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                           window=HistoryWindow(messages=settings.history_messages, chars=settings.history_chars),
                           roles=CollectionRoles(law=tuple(c.strip() for c in settings.law_collections.split(",")
                                                           if c.strip())))
-    evidence = EvidenceSelector(NeighbourExpander(corpus), max_neighbours=settings.neighbours_max)
+    evidence = EvidenceSelector(neighbours, max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,
                                                     per_query_k=settings.per_query_k,

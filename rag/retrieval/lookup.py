@@ -22,9 +22,10 @@ _FILLER = re.compile(
     r"|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"
     r"|(?:무슨|어떤)\s*(?:내용|조항|조문|규정)\s*(?:이야|이에요|인가요|이지|이죠|야)?"
     r"|는\?|은\?|이란\?|란\?)?\s*[?.!]*\s*$")
-_ARTICLE_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
+_ARTICLE_NUMBER = r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?"  # 제60조, 43조의2
+_ARTICLE_REF = re.compile(_ARTICLE_NUMBER + r"(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
 # Several articles of one regulation: "제60조랑 제61조", "60조, 62조 및 63조".
-_ARTICLE_START = re.compile(r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?")
+_ARTICLE_START = re.compile(_ARTICLE_NUMBER)
 _ARTICLE_JOIN = re.compile(r"^\s*(?:이랑|랑|와|과|및|하고|그리고|,|、)\s*(?=(?:제\s*)?\d+\s*조)")
 MAX_LISTED_ARTICLES = 5
 _DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")

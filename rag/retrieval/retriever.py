@@ -56,7 +56,7 @@ class HybridRetriever:
 
     def __init__(self, corpus: IndexedCorpus, analyzer: QueryAnalyzer, *, reranker: Reranker | None = None,
                  config: RetrievalConfig | None = None, domains: DomainClassifier | None = None,
-                 aliases: Mapping[str, str] | None = None) -> None:
+                 aliases: Mapping[str, str] | None = None, neighbours: NeighbourExpander | None = None) -> None:
         self.corpus = corpus
         self.analyzer = analyzer
         config = self.config = config or RetrievalConfig()
@@ -78,7 +78,8 @@ class HybridRetriever:
         self.priors = PriorWeighting(corpus, self.domains, config)
         self.deduplication = Deduplication(corpus)
         self.diversity = ArticleDiversity(config)
-        self.sanctions = SanctionLinks(corpus, NeighbourExpander(corpus, aliases=dict(aliases)), config)
+        # The citations a 벌칙 article makes are read by the evidence step's expander too: one index of them.
+        self.sanctions = SanctionLinks(corpus, neighbours or NeighbourExpander(corpus, aliases=dict(aliases)), config)
         self.budget = DomainBudget(self.domains, config)
 
     async def search(self, query: str, *, k: int = 10, scope: Scope | None = None, context: str = "") -> list[Hit]:
@@ -86,6 +87,7 @@ class HybridRetriever:
         if isinstance(self.reranker, AsyncReranker):
             hits = await asyncio.to_thread(self._run, analyzed, self.config.rerank_depth, scope, rerank=False)
             reranked = self.diversity.run(await self.reranker.arerank(analyzed, hits))
+            # After the model's order, as `_run` does after the heuristic's (the scope's mask is cached).
             return self.sanctions.run(analyzed, reranked, self.scope_filter.run(analyzed, scope or Scope()))[:k]
         return await asyncio.to_thread(self._run, analyzed, k, scope)
 
@@ -118,5 +120,7 @@ class HybridRetriever:
         hits = self.deduplication.run(candidates, mask, limit=max(self.config.rerank_depth, k))
         if rerank and self.reranker is not None:
             hits = self.reranker.rerank(analyzed, hits)
-        hits = self.sanctions.run(analyzed, self.diversity.run(hits), mask)
+        hits = self.diversity.run(hits)
+        if rerank:  # else the caller reranks and links sanctions after (`search` with an LLM reranker)
+            hits = self.sanctions.run(analyzed, hits, mask)
         return self.budget.run(hits, k, domains)[:k]

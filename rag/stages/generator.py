@@ -213,10 +213,10 @@ class ExtractiveGenerator:
         answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
         asked = request.asked if len(parts) == 1 else ""
         for part_question, hits in zip(parts, request.evidence, strict=False):
-            ranked = self.ranked_paragraphs(part_question, hits[: self.hits_per_part], asked=asked)
+            terms = self._terms(part_question, asked)
+            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part])
             if ranked:
-                answered.append((part_question, ranked,
-                                 self.lead(part_question, ranked, sentences_per_part, asked=asked)))
+                answered.append((part_question, ranked, self.lead(part_question, terms, ranked, sentences_per_part)))
         # Markers are numbered in reading order: every lead first, then the quotes.
         leads = [" ".join(f"{sentence} [{cite(hit, marker, text).index}]" for sentence, hit, marker, text in lead)
                  for _, _, lead in answered if lead]
@@ -232,11 +232,10 @@ class ExtractiveGenerator:
         lines = [*leads, "", messages.EXTRACTIVE_SUPPORT, *dict.fromkeys(support)]
         return DraftAnswer(text="\n".join(lines).strip() + "\n", citations=tuple(citations))
 
-    def ranked_paragraphs(self, question: str, hits: tuple[Hit, ...] | list[Hit], *, asked: str = ""
+    def ranked_paragraphs(self, question: str, terms: dict[str, float], hits: tuple[Hit, ...] | list[Hit]
                           ) -> list[tuple[float, Hit, str, str]]:
-        """(score, hit, 항 marker, text) of the paragraphs that share content with the question, best first; a
-        paragraph far below the best one (related, not answering) is left out."""
-        terms = self._terms(question, asked)
+        """(score, hit, 항 marker, text) of the paragraphs that share content with the question (`terms`, its
+        weighted words), best first; a paragraph far below the best one (related, not answering) is left out."""
         asks_figure = bool(_ASKS_FIGURE.search(question))
         asks_sanction = bool(ASKS_SANCTION.search(question))
         scored: list[tuple[float, Hit, str, str]] = []
@@ -269,12 +268,11 @@ class ExtractiveGenerator:
                 out.append(item)
         return out
 
-    def lead(self, question: str, ranked: list[tuple[float, Hit, str, str]], at_most: int | None = None, *,
-             asked: str = "") -> list[tuple[str, Hit, str, str]]:
+    def lead(self, question: str, terms: dict[str, float], ranked: list[tuple[float, Hit, str, str]],
+             at_most: int | None = None) -> list[tuple[str, Hit, str, str]]:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
         condition, a deadline, a definition) and the most question words; a second one from another paragraph
         only when it answers question words the first leaves out."""
-        terms = self._terms(question, asked)
         asks_figure = bool(_ASKS_FIGURE.search(question))
         asks_meaning = bool(_ASKS_MEANING.search(question))
         asks_limit = bool(_ASKS_LIMIT.search(question))

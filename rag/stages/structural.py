@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rag import messages
-from rag.models import Chunk, Citation, Scope, split_paragraphs
+from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.generator import DraftAnswer
 
@@ -77,9 +77,7 @@ class StructuralAnswerer:
             index = len(citations) + 1
             title = f"({chunk.title})" if chunk.title else ""
             sections.append(f"**{result.doc} {chunk.article}{title}** [{index}]\n{body}")
-            citations.append(Citation(index=index, doc=result.doc, article=chunk.article, title=chunk.title,
-                                      url=chunk.source_url, chunk_id=chunk.chunk_id, chapter=chunk.chapter,
-                                      quote=body[:300]))
+            citations.append(cite_chunk(chunk, index=index, quote=body[:300]))
         missing = [label for label in result.target.split(", ") if all(c.article != label for c in citations)]
         if missing:
             sections.append(messages.LOOKUP_MISSING.format(targets=", ".join(missing), doc=result.doc))
