@@ -48,6 +48,10 @@ CHITCHAT_EXAMPLE_QUESTION = "{doc}에서 {title}에 대해 알려줘"
 CHITCHAT_OTHER = (
     "그렇군요! 저는 규정 안내 도우미예요. 근로시간, 휴가, 출장비 같은 규정을 물어보시면 조문을 찾아 알려 드릴게요."
 )
+CHITCHAT_OFF_TOPIC = (
+    "그건 제가 알려 드릴 수 없어요. 저는 등록된 규정에서 답을 찾는 도우미예요. "
+    "근로시간, 휴가, 출장비 같은 규정을 물어보시면 조문을 찾아 알려 드릴게요."
+)
 CHITCHAT_DEFAULT_DOCUMENTS = "회사 규정과 법령"
 MORE_DOCUMENTS = " 외 {count}개"
 

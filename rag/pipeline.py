@@ -33,6 +33,7 @@ from rag.stages.answerability import refusal_message
 from rag.stages.generator import DraftAnswer, GenerationEvent, GenerationInput
 from rag.stages.grader import GradeResult
 from rag.stages.legal_basis import LegalBasis
+from rag.stages.router import OFF_TOPIC
 from rag.stages.smalltalk import SmallTalkResponder
 from rag.stages.structural import StructuralAnswerer
 from rag.stages.understanding import QueryUnderstanding
@@ -213,9 +214,11 @@ class AnswerPipeline:
         trace.note(f"route: {route.value}" + (f" ({understood.by})" if understood.by != "offline" else ""))
 
         if route == Route.CHITCHAT:
-            text = self.stages.smalltalk.reply(understood.decision.chitchat_kind, question)
+            kind = understood.decision.chitchat_kind
+            text = self.stages.smalltalk.reply(kind, question)
             yield AnswerEvent.delta(text)
-            yield AnswerEvent.done(self._answer_model(text, route, trace))
+            # A question the bot cannot answer is declined: a refusal, not a chat.
+            yield AnswerEvent.done(self._answer_model(text, route, trace, grounded=kind != OFF_TOPIC))
             return
 
         if route == Route.LOOKUP:

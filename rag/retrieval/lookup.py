@@ -99,7 +99,7 @@ class StructuralLookup:
 
     def parse(self, query: str) -> tuple[str, str] | None:
         """(document, rest) when the query starts with a known regulation name and the rest is a reference."""
-        text = _reference_text(query)
+        text = self._reference_text(query)
         doc, rest = self.names().longest_prefix(text)
         if not doc:
             code, after = split_rule_code(text)  # "3-1-99": a rule code no document carries is still a reference
@@ -119,7 +119,7 @@ class StructuralLookup:
     def names_no_regulation(self, query: str) -> bool:
         """True for an article reference that names no regulation ("제60조", "60조 보여줘"): without a conversation
         to take the regulation from, `lookup` finds the regulations that hold it."""
-        text = _reference_text(query)
+        text = self._reference_text(query)
         reference = _reference_rest(_FOLLOWUP_OPENER.sub("", text, count=1))
         return reference is not None and reference[0] == "article" and not self.names().longest_prefix(text)[0]
 
@@ -169,7 +169,7 @@ class StructuralLookup:
         return None
 
     def lookup(self, query: str, scope: Scope | None = None) -> LookupResult:
-        text = _reference_text(query)
+        text = self._reference_text(query)
         doc, rest = self.names().longest_prefix(text)
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
@@ -214,6 +214,23 @@ class StructuralLookup:
             return LookupResult(kind="not_found", doc=doc, target=target, exact=True)
         return LookupResult(kind=kind, doc=doc, target=target, paragraph=paragraph, chunks=selected)
 
+    def _reference_text(self, query: str) -> str:
+        """The query as a reference is read: NFC, single spaces, no 「」, and what follows a correction ("근기법 말고
+        근기법 시행령 제3조" → "근기법 시행령 제3조"); a correction that names no regulation keeps the one it corrects
+        ("근로기준법 제60조 말고 제61조" → "근로기준법 제61조"; "근로기준법 말고 제61조" corrects the regulation)."""
+        text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+        correction = _CORRECTION.match(text)
+        if correction is None:
+            return text
+        corrected = text[correction.end():]
+        names = self.names()
+        if names.longest_prefix(corrected)[0]:
+            return corrected
+        corrected_doc, after = names.longest_prefix(text)
+        if corrected_doc and _ARTICLE_START.match(after) and _reference_rest(corrected) is not None:
+            return text[:len(text) - len(after)].rstrip() + " " + corrected
+        return corrected
+
     def _among(self, candidates: tuple[str, ...], rest: str, scope: Scope | None) -> LookupResult:
         """A name several regulations share ("근로기준 제26조"): those holding the article decide. One → that article;
         several → the choice as complete references (exact: the user picks, nothing is searched); none → the
@@ -253,14 +270,6 @@ class StructuralLookup:
         heading = next(p for p in selected[0].chapter_path if p.split(" ")[0] == target)
         outline = [heading] + [f"  {c.article} {c.title}".rstrip() for c in selected if not c.part and not c.deleted]
         return LookupResult(kind="chapter", doc=doc, target=target, chunks=selected, outline=tuple(outline))
-
-
-def _reference_text(query: str) -> str:
-    """The query as a reference is read: NFC, single spaces, no 「」, and what follows a correction ("근기법 말고
-    근기법 시행령 제3조" → "근기법 시행령 제3조")."""
-    text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
-    correction = _CORRECTION.match(text)
-    return text[correction.end():] if correction else text
 
 
 def _split_name(text: str) -> tuple[str, str]:

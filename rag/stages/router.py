@@ -63,6 +63,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("other", re.compile(
         r"(기분|날씨|덥다|춥다|금요일|월요일|주말이라|배고|심심|피곤|졸려|좋다\s*ㅎ|ㅎㅎ|ㅋㅋ|ㅠㅠ|ㅜㅜ)")),
 )
+# A question about something no regulation holds (the weather, the weekend): the bot says it cannot answer it.
+OFF_TOPIC = "off_topic"
 # Kinds that are questions to the bot: they may carry a question mark and still be small talk.
 BOT_KINDS = frozenset({"identity", "capability", "usage"})
 _QUESTION_CUE = re.compile(
@@ -84,7 +86,7 @@ class RouteDecision(BaseModel):
 
     route: Route
     # greeting | thanks | goodbye | pause | reaction | apology | identity | capability | usage | praise |
-    # complaint | test | other
+    # complaint | test | other | off_topic
     chitchat_kind: str = ""
 
 
@@ -126,7 +128,10 @@ class OfflineQueryRouter:
                 rest = pattern.sub(" ", rest)
         topic = self._topic_words(rest)
         if kind in BOT_KINDS or kind == "other":
-            return kind if not topic else ""  # a mood word is weak evidence: any regulation topic makes a question
+            if topic:  # a mood word is weak evidence: any regulation topic makes a question
+                return ""
+            # "이번 주말 날씨 어때?" asks for something no regulation holds: it is told so, not chatted with.
+            return OFF_TOPIC if kind == "other" and _QUESTION_CUE.search(rest) else kind
         if topic and (_QUESTION_CUE.search(rest) or len(topic) > self.max_topic_words):
             return ""  # small talk around a regulation question: the question wins
         return kind

@@ -30,6 +30,7 @@ class SmallTalkResponder:
             "praise": messages.CHITCHAT_PRAISE,
             "complaint": messages.CHITCHAT_COMPLAINT,
             "test": messages.CHITCHAT_TEST,
+            "off_topic": messages.CHITCHAT_OFF_TOPIC,
         }
         if kind in fixed:
             return fixed[kind]

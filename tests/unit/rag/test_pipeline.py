@@ -176,9 +176,11 @@ async def test_a_refusal_names_what_was_looked_for_and_the_closest_regulation_bu
     assert answer.citations == () and not [e for e in events if e.kind == AnswerEventKind.SOURCES]
 
 
-@pytest.mark.parametrize(("kind", "reply"), [("goodbye", messages.CHITCHAT_GOODBYE),
-                                             ("pause", messages.CHITCHAT_PAUSE)])
-async def test_small_talk_gets_the_reply_of_its_kind_without_retrieval(kind, reply):
+@pytest.mark.parametrize(("kind", "reply", "grounded"), [("goodbye", messages.CHITCHAT_GOODBYE, True),
+                                                         ("pause", messages.CHITCHAT_PAUSE, True),
+                                                         ("off_topic", messages.CHITCHAT_OFF_TOPIC, False)])
+async def test_small_talk_gets_the_reply_of_its_kind_without_retrieval(kind, reply, grounded):
+    """A question no regulation holds ("주말 날씨 어때?") is declined: the answer counts as a refusal."""
     class KindUnderstander(FakeUnderstander):
         async def run(self, question, history, *, forced=None):
             understood = await super().run(question, history, forced=forced)
@@ -186,7 +188,7 @@ async def test_small_talk_gets_the_reply_of_its_kind_without_retrieval(kind, rep
 
     retriever = FakeRetriever([Hit(chunk=make_chunk(), score=1.0)])
     answer, _ = await collect(build(understander=KindUnderstander(llm_calls=0), retriever=retriever), "잠깐만")
-    assert (answer.text, answer.route, retriever.queries) == (reply, Route.CHITCHAT, [])
+    assert (answer.text, answer.route, retriever.queries, answer.grounded) == (reply, Route.CHITCHAT, [], grounded)
 
 
 async def test_an_unsupported_claim_is_revised_once_and_the_revision_is_final():

@@ -21,6 +21,9 @@ def lookup(rules_corpus):
     # a correction: what the user corrected the reference to
     ("근로기준법 말고 근로기준법 시행령 제26조 보여줘", "근로기준법 시행령", "제26조"),
     ("근기법 아니고 복무규정 15조", "국가공무원 복무규정", "제15조"),
+    # a correction of the article keeps the regulation it named
+    ("근로기준법 제60조 말고 제50조", "근로기준법", "제50조"),
+    ("근기법 60조 아니고 23조 보여줘", "근로기준법", "제23조"),
 ])
 def test_abbreviations_and_decrees_resolve_to_the_exact_article(lookup, query, doc, target):
     assert lookup.parse(query) is not None

@@ -48,6 +48,7 @@ class TestOfflineQueryRouter:
         ("테스트", "test"),
         ("안녕하세요~ 여기서 어떤 걸 물어볼 수 있어요?", "capability"),  # a greeting is no regulation topic
         ("아까 알려준 거 틀렸던데? 조문 번호가 완전 다르잖아", "complaint"),
+        ("이번 주말 서울 날씨 어때?", "off_topic"),  # asks for what no regulation holds: declined, not chatted
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
         decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)

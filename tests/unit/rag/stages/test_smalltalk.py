@@ -12,7 +12,7 @@ def test_a_goodbye_is_not_answered_with_a_hello():
 def test_each_kind_has_its_own_reply():
     responder = SmallTalkResponder()
     kinds = ["greeting", "thanks", "goodbye", "pause", "reaction", "apology", "identity", "capability", "usage",
-             "other"]
+             "other", "off_topic"]
     assert len({responder.reply(kind) for kind in kinds}) == len(kinds)
 
 
