@@ -379,7 +379,8 @@ _ASKED_CONDITION = re.compile(_UNIT + r"\s*(?:차|째|간|이)?\s*"
                               r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
 _TEXT_CONDITION = re.compile(_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")
 _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
-_SENTENCE_END = re.compile(r"(?<=다\.)\s+|\n+")
+# "…한다." ends a sentence; "다." opening a line is the third item of a 목 list (가. 나. 다.), not an ending.
+_SENTENCE_END = re.compile(r"(?<=\S다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
 _ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
 _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")

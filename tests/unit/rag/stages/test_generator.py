@@ -241,6 +241,17 @@ class TestExtractiveGenerator:
         lead = await lead_for(samples, question, "제9조", "예시", body)
         assert lead.startswith(lead_starts) and lead_holds in lead.split("[1]")[0]
 
+    async def test_an_item_after_a_sub_list_is_led_with_the_sentence_that_announces_it(self, samples):
+        # "다." opening a line labels the third 목 of a sub-list, it does not end a sentence: the item after it still
+        # reads with the sentence that announces the list.
+        lead = await lead_for(samples, "파산선고 받으면 교육비를 미리 받을 수 있어?", "제7조", "교육비의 선지급",
+                              "① 회사가 교육비를 미리 지급하는 사유는 다음 각 호와 같다.\n"
+                              "1. 직원이 6개월 이상 요양이 필요한 다음 각 목의 사람을 부양하는 경우\n"
+                              "가. 직원 본인\n나. 직원의 배우자\n다. 직원 또는 그 배우자의 부양가족\n"
+                              "2. 직원이 신청일 전 5년 이내에 파산선고를 받은 경우")
+        assert lead.startswith("회사가 교육비를 미리 지급하는 사유는 다음 각 호와 같다.")
+        assert "2. 직원이 신청일 전 5년 이내에 파산선고" in lead
+
     @pytest.mark.parametrize(("question", "keeps_proviso"), [
         ("유급휴가는 1년에 며칠 줘?", False),  # the exception is not what was asked: the quote below has it
         ("수습 중에도 유급휴가가 있어?", True),  # it is
