@@ -380,6 +380,33 @@ class SanctionLinks:
         return self._citing
 
 
+# A question about what a regulation is for: "최저임금이라는 게 왜 있는 거야? 목적이 뭐야?", "시행령은 뭘 정하려고
+# 만든 거야?". Not "목적 외로 써도 돼?" (a rule about purposes).
+ASKS_PURPOSE = re.compile(r"(목적|취지)\s*(이|가|은|는)?\s*(뭐|무엇|뭔)|왜\s*(있는|있어|만들|생긴|생겼|둔|두는)"
+                          r"|(뭘|무엇을)\s*정하(려고|려는|기\s*위해)|존재\s*이유")
+
+
+class PurposeLink:
+    """A question about what a regulation is for is answered by its 목적 article (제1조 of a Korean statute or
+    internal regulation), which shares few words with the question: the 목적 article of the top hit's document
+    goes first."""
+
+    def __init__(self, corpus: IndexedCorpus) -> None:
+        self.corpus = corpus
+
+    def run(self, analyzed: AnalyzedQuery, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
+        if not hits or not ASKS_PURPOSE.search(analyzed.text):
+            return list(hits)
+        top = hits[0]
+        purpose = next((c for c in self.corpus.of_document(top.chunk.doc)
+                        if c.title == "목적" and not c.part and not c.deleted), None)
+        at = self.corpus.position.get(purpose.chunk_id) if purpose is not None else None
+        if at is None or not mask[at]:
+            return list(hits)
+        rest = [h for h in hits if h.chunk.chunk_id != purpose.chunk_id]
+        return [Hit(chunk=purpose, score=top.score, ranks={"purpose": 1}), *rest]
+
+
 class DomainBudget:
     """When a question spans several domains, each keeps `min_hits_per_domain` of the top k: its best candidates
     move up from below the cut, replacing the lowest hits of over-represented domains."""

@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+import numpy as np
+
 from rag.errors import RetrievalUnavailable
 from rag.models import Chunk, Hit, Scope
 from rag.retrieval.components import (
@@ -20,6 +22,7 @@ from rag.retrieval.components import (
     Fusion,
     LexicalSearch,
     PriorWeighting,
+    PurposeLink,
     QueryEmbedder,
     SanctionLinks,
     ScopeFilter,
@@ -80,6 +83,7 @@ class HybridRetriever:
         self.diversity = ArticleDiversity(config)
         # The citations a 벌칙 article makes are read by the evidence step's expander too: one index of them.
         self.sanctions = SanctionLinks(corpus, neighbours or NeighbourExpander(corpus, aliases=dict(aliases)), config)
+        self.purpose = PurposeLink(corpus)
         self.budget = DomainBudget(self.domains, config)
 
     async def search(self, query: str, *, k: int = 10, scope: Scope | None = None, context: str = "") -> list[Hit]:
@@ -88,7 +92,8 @@ class HybridRetriever:
             hits = await asyncio.to_thread(self._run, analyzed, self.config.rerank_depth, scope, rerank=False)
             reranked = self.diversity.run(await self.reranker.arerank(analyzed, hits))
             # After the model's order, as `_run` does after the heuristic's (the scope's mask is cached).
-            return self.sanctions.run(analyzed, reranked, self.scope_filter.run(analyzed, scope or Scope()))[:k]
+            mask = self.scope_filter.run(analyzed, scope or Scope())
+            return self._links(analyzed, reranked, mask)[:k]
         return await asyncio.to_thread(self._run, analyzed, k, scope)
 
     async def search_many(self, queries: Sequence[str], *, k: int = 10, scope: Scope | None = None,
@@ -100,6 +105,10 @@ class HybridRetriever:
 
     def get(self, chunk_id: str) -> Chunk | None:
         return self.corpus.get(chunk_id)
+
+    def _links(self, analyzed: AnalyzedQuery, hits: list[Hit], mask: np.ndarray) -> list[Hit]:
+        """The articles a question's kind points to that share few words with it: a sanction, a purpose."""
+        return self.purpose.run(analyzed, self.sanctions.run(analyzed, hits, mask), mask)
 
     # --- the pipeline of steps ----------------------------------------------------------------------------------
 
@@ -121,6 +130,6 @@ class HybridRetriever:
         if rerank and self.reranker is not None:
             hits = self.reranker.rerank(analyzed, hits)
         hits = self.diversity.run(hits)
-        if rerank:  # else the caller reranks and links sanctions after (`search` with an LLM reranker)
-            hits = self.sanctions.run(analyzed, hits, mask)
+        if rerank:  # else the caller reranks and links after (`search` with an LLM reranker)
+            hits = self._links(analyzed, hits, mask)
         return self.budget.run(hits, k, domains)[:k]

