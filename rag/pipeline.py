@@ -274,7 +274,7 @@ class AnswerPipeline:
             grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
-            text = refusal_message(grade.looked_for, hits)
+            text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on)
             yield AnswerEvent.delta(text)
             yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, grounded=False))
             return

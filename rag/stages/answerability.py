@@ -277,13 +277,23 @@ def _with_units(tokens: Sequence[str]) -> set[str]:
     return found
 
 
-def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, words: int = 3, closest: int = 2) -> str:
-    """The reply when the regulations are silent: what was looked for, the closest collections (or documents)
-    searched, and whom to ask. It never quotes an article: none of them answers."""
-    nouns = [w for w in looked_for if not w.endswith("다") and not w[:1].isdigit()] or list(looked_for)
+def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on: Sequence[str] = (), words: int = 3,
+                    closest: int = 2) -> str:
+    """The reply when the regulations are silent: what they are silent on (the content words no top article holds;
+    else what was looked for), the closest collections (or documents) searched, and whom to ask. It never quotes
+    an article: none of them answers. ("'학교'에 대한 내용은 찾지 못했어요" about 고등교육법 would be false.)"""
+
+    def nouns_of(words_: Sequence[str]) -> list[str]:
+        return [w for w in words_ if not w.endswith("다") and not w[:1].isdigit()]
+
+    silent = nouns_of(silent_on)
+    nouns = silent or nouns_of(looked_for) or list(looked_for)
     if not nouns:
         return messages.NOT_FOUND
-    lines = [messages.NOT_COVERED.format(looked_for=", ".join(f"'{w}'" for w in nouns[:words]))]
+    named = ", ".join(f"'{w}'" for w in nouns[:words])
+    # Every word is in the regulations, yet no article answers: say so rather than "nothing about them".
+    lines = [messages.NOT_COVERED.format(looked_for=named) if silent or not hits
+             else messages.NOT_ANSWERED.format(looked_for=named)]
     collections = list(dict.fromkeys(h.chunk.collection for h in hits if h.chunk.collection))
     if collections and collections != ["default"]:
         names = [f"'{c}' 규정 모음" for c in collections[:closest]]

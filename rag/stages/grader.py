@@ -52,6 +52,7 @@ class GradeResult(BaseModel):
     missing: tuple[str, ...] = ()  # offline: query words the evidence lacks; LLM: aspects still to find
     relevant: tuple[str, ...] = ()  # chunk ids judged relevant (all, offline)
     looked_for: tuple[str, ...] = ()  # the question's content words, most telling first (for a refusal)
+    silent_on: tuple[str, ...] = ()  # … those no top article holds (offline, whichever grader): what a refusal names
     by: Literal["llm", "offline"] = "offline"
 
 
@@ -59,7 +60,8 @@ class OfflineGrader:
     """Sufficiency from the evidence: passes when `AnswerabilityJudge` finds the question answerable.
 
     The score is the judge's answerability (0–100); `missing` lists the content words no top article holds (the
-    rewriter searches them once more); `looked_for` names the question's content for the refusal text.
+    rewriter searches them once more); `looked_for` names the question's content and `silent_on` the part of it the
+    evidence lacks, for the refusal text.
     """
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
@@ -69,7 +71,8 @@ class OfflineGrader:
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
         assessed = self.judge.assess(question, hits, parts=parts)
         return GradeResult(passed=assessed.answerable, score=round(100 * assessed.score, 1), missing=assessed.missing,
-                           relevant=tuple(h.chunk.chunk_id for h in hits), looked_for=assessed.looked_for)
+                           relevant=tuple(h.chunk.chunk_id for h in hits), looked_for=assessed.looked_for,
+                           silent_on=assessed.missing)
 
 
 class _GradeReply(BaseModel):
@@ -110,7 +113,7 @@ class LlmGrader:
             relevant = tuple(h.chunk.chunk_id for h in hits)  # a pass that named nothing keeps everything
         missing = tuple(m.strip() for m in reply.missing if m.strip())
         return GradeResult(passed=passed, score=reply.score, missing=missing, relevant=relevant, by="llm",
-                           looked_for=prior.looked_for)
+                           looked_for=prior.looked_for, silent_on=prior.silent_on)
 
     @staticmethod
     def _user_message(question: str, hits: list[Hit], *, prior: GradeResult | None = None) -> str:

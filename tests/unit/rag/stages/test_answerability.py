@@ -2,6 +2,7 @@
 
 import pytest
 
+from rag import messages
 from rag.models import Chunk, Hit
 from rag.retrieval.query import QueryAnalyzer
 from rag.stages.answerability import AnswerabilityJudge, refusal_message
@@ -80,18 +81,26 @@ class TestRefusalMessage:
     def test_says_what_was_looked_for_and_names_the_closest_documents_without_quoting(self):
         hits = [hit("취업규칙", "제30조", {"lexical": 1}, text="복리후생 시설을 둔다."),
                 hit("복무규정", "제2조", {"lexical": 2})]
-        text = refusal_message(("카페", "열다", "사내"), hits)
+        text = refusal_message(("카페", "열다", "사내"), hits, silent_on=("카페", "열다", "사내"))
         assert "'카페', '사내'" in text and "열다" not in text
         assert "「취업규칙」, 「복무규정」" in text
         assert "담당 부서" in text and "복리후생" not in text
+
+    def test_names_only_what_the_regulations_are_silent_on(self):
+        hits = [hit("고등교육법", "제61조", {"lexical": 1}, text="학교의 휴업을 명할 수 있다.")]
+        text = refusal_message(("태풍", "닫다", "학교"), hits, silent_on=("태풍", "닫다"))
+        assert "'태풍'에 대한 내용은 찾지 못했어요" in text and "'학교'" not in text
+
+    def test_when_every_word_is_in_the_regulations_it_says_no_article_answers(self):
+        hits = [hit("고등교육법", "제61조", {"lexical": 1}, text="학교의 휴업을 명할 수 있다.")]
+        text = refusal_message(("학교", "휴업"), hits, silent_on=())
+        assert text.startswith(messages.NOT_ANSWERED.format(looked_for="'학교', '휴업'"))
 
     def test_names_collections_when_the_regulations_come_in_collections(self):
         chunk = Chunk(chunk_id="a", doc="복지 안내", article="제1조", text="제1조", collection="총무")
         assert "'총무' 규정 모음" in refusal_message(("카페",), [Hit(chunk=chunk, score=1.0)])
 
     def test_without_content_words_it_is_the_plain_refusal(self):
-        from rag import messages
-
         assert refusal_message((), []) == messages.NOT_FOUND
 
 

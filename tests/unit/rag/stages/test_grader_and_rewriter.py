@@ -39,6 +39,7 @@ class TestLlmGrader:
         sent = llm.requests[0].messages[0].content
         assert "사전 판단" in sent and "카페" in sent.split("사전 판단")[1]
         assert not grade.passed and "카페" in grade.looked_for
+        assert "카페" in grade.silent_on  # the refusal names the words the regulations lack, whichever grader
 
     async def test_a_score_below_70_fails_and_names_what_is_missing(self, samples, scripted_llm, leave_hits):
         llm = scripted_llm(replies=[{"score": 65, "missing": ["3년 이상 근속자 가산휴가"], "relevant": [1]}])
