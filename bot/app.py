@@ -104,10 +104,10 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     dense_index = open_dense(settings, embedder) if dense else None
     corpus = IndexedCorpus(store, dense_index, tokenizer)
     analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [])
-    lookup = StructuralLookup(corpus)
+    neighbours = NeighbourExpander(corpus)
+    lookup = StructuralLookup(corpus, citations=neighbours)
     llm = open_llm(settings)
     config = RetrievalConfig(**settings.retrieval.model_dump())
-    neighbours = NeighbourExpander(corpus)
     retriever = HybridRetriever(corpus, analyzer, config=config, reranker=build_reranker(config, corpus, llm),
                                 neighbours=neighbours)
     cache = None

@@ -343,8 +343,6 @@ class SanctionLinks:
         self.corpus = corpus
         self.citations = citations
         self.config = config
-        self._version = -2
-        self._citing: dict[tuple[str, str], list[str]] = {}
 
     def run(self, analyzed: AnalyzedQuery, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
         sources = self.config.sanction_sources
@@ -353,31 +351,18 @@ class SanctionLinks:
         found = next((i for i, h in enumerate(hits[:sources]) if SANCTION_TITLE.search(h.chunk.title)), None)
         if found is not None:  # the search found a sanction itself: it answers, the rule it enforces follows
             return [hits[found], *hits[:found], *hits[found + 1:]]
-        citing = self._index()
         out = list(hits)
         for source in hits[:sources]:
-            for chunk_id in citing.get((source.chunk.doc, source.chunk.article), ()):
-                at = self.corpus.position.get(chunk_id)
-                if at is None or not mask[at]:
+            for chunk in self.citations.citing(source.chunk.doc, source.chunk.article):
+                at = self.corpus.position.get(chunk.chunk_id)
+                if chunk.doc != source.chunk.doc or not SANCTION_TITLE.search(chunk.title) or at is None \
+                        or not mask[at]:
                     continue
-                out = [h for h in out if h.chunk.chunk_id != chunk_id]
+                out = [h for h in out if h.chunk.chunk_id != chunk.chunk_id]
                 place = next(i for i, h in enumerate(out) if h.chunk.chunk_id == source.chunk.chunk_id)
-                out.insert(place, Hit(chunk=self.corpus.chunks[at], score=source.score, ranks={"sanction": 1}))
+                out.insert(place, Hit(chunk=chunk, score=source.score, ranks={"sanction": 1}))
                 break
         return out
-
-    def _index(self) -> dict[tuple[str, str], list[str]]:
-        """(document, article) → the sanction parts that cite it, in the order of the text."""
-        if self._version != self.corpus.version:
-            citing: dict[tuple[str, str], list[str]] = {}
-            for chunk in self.corpus.chunks:
-                if chunk.deleted or not SANCTION_TITLE.search(chunk.title):
-                    continue
-                for cited in self.citations.cited_by(chunk):
-                    if cited.doc == chunk.doc:
-                        citing.setdefault((cited.doc, cited.article), []).append(chunk.chunk_id)
-            self._citing, self._version = citing, self.corpus.version
-        return self._citing
 
 
 # A question about what a regulation is for: "최저임금이라는 게 왜 있는 거야? 목적이 뭐야?", "시행령은 뭘 정하려고

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from rag.models import Chunk, Message, Scope, article_label, paragraph_marker
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
+from rag.retrieval.neighbours import NeighbourExpander
 from rag.text import collapse_spaces, normalize_text, split_rule_code
 
 # What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
@@ -37,6 +38,11 @@ _SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
 _ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
 _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
+# "시행령에는 뭐라고 돼 있어?" after a turn about a law (article): its decree, where it implements that article.
+_DECREE_FOLLOWUP = re.compile(
+    r"^\s*(시행령|시행규칙)\s*(?:에는|에선|에서는|엔|은|는|도|에|상)?\s*(?:뭐라고|어떻게|무슨\s*내용이?|어떤\s*내용이?)?\s*"
+    r"(?:(?:되어|돼|나와|써|적혀|정해져|규정돼)\s*있(?:어|어요|나요|니|지)?|(?:정하고|규정하고)\s*있(?:어|어요|나요)?"
+    r"|있(?:어|어요|나요)|나와|보여\s*(?:줘|주세요)|알려\s*(?:줘|주세요)|뭐야|뭐예요)?\s*[?.!]*\s*$")
 # "2항은?" right after an article: a paragraph of that article.
 _NAME_END = re.compile(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
 _PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
@@ -77,9 +83,11 @@ class LookupResult(BaseModel):
 class StructuralLookup:
     """Parses a reference and answers it exactly from the corpus; `parse` alone tells the router."""
 
-    def __init__(self, corpus: IndexedCorpus, *, aliases: dict[str, str] | None = None) -> None:
+    def __init__(self, corpus: IndexedCorpus, *, aliases: dict[str, str] | None = None,
+                 citations: NeighbourExpander | None = None) -> None:
         self.corpus = corpus
         self.aliases = aliases if aliases is not None else load_aliases()
+        self.citations = citations  # which decree articles cite a law's article ("법 제55조"); None: outline only
         self._names: DocumentNames | None = None
         self._names_version = -1
 
@@ -133,14 +141,20 @@ class StructuralLookup:
         return None
 
     def followup(self, question: str, history: tuple[Message, ...] | list[Message]) -> tuple[str, LookupFocus] | None:
-        """("취업규칙 제21조", focus) for "그럼 21조는?" after a turn about 취업규칙; None when the question names
-        its own regulation, is not a bare reference, or the conversation named none."""
+        """("취업규칙 제21조", focus) for "그럼 21조는?" after a turn about 취업규칙, ("근로기준법 시행령 제30조",
+        focus) for "시행령에는 뭐라고 돼 있어?" after one about 근로기준법 제55조; None when the question names its
+        own regulation, is not a bare reference, or the conversation named none."""
         if not history:
             return None
         text = collapse_spaces(normalize_text(question).replace("「", "").replace("」", ""))
         rest = _FOLLOWUP_OPENER.sub("", text, count=1)
         if not rest or self.names().longest_prefix(rest)[0]:
             return None
+        decree = _DECREE_FOLLOWUP.match(rest)
+        if decree is not None:
+            focus = self.focus(history)
+            implementing = self._implementing(focus, decree.group(1)) if focus is not None else None
+            return (implementing, focus) if implementing and focus is not None else None
         paragraph = _PARAGRAPH_ONLY.match(rest)
         if paragraph is None and _reference_rest(rest) is None:
             return None
@@ -152,6 +166,18 @@ class StructuralLookup:
                 return None
             return f"{focus.doc} {focus.article} {paragraph.group(1)}항", focus
         return f"{focus.doc} {rest}", focus
+
+    def _implementing(self, focus: LookupFocus, kind: str) -> str | None:
+        """The reference to the decree (or rule) of the focus law: the articles of it that cite the focus article
+        ("법 제55조제1항에 따른 유급휴일은 …"), else its outline; None when it is not indexed."""
+        decree, after = self.names().longest_prefix(f"{focus.doc} {kind}")
+        if not decree or decree == focus.doc or after.strip():
+            return None
+        articles: list[str] = []
+        if focus.article and self.citations is not None:
+            articles = list(dict.fromkeys(c.article for c in self.citations.citing(focus.doc, focus.article)
+                                          if c.doc == decree and c.kind == "article"))
+        return f"{decree} {', '.join(articles[:MAX_LISTED_ARTICLES])}" if articles else decree
 
     def _mention(self, text: str) -> LookupFocus | None:
         """The first regulation named in `text`, with the article right after it when there is one."""

@@ -31,6 +31,8 @@ class NeighbourExpander:
         self._version = -2
         self._by_article: dict[tuple[str, str], list[Chunk]] = {}
         self._names: DocumentNames | None = None
+        self._citing: dict[tuple[str, str], list[Chunk]] = {}
+        self._citing_version = -2
 
     def expand(self, hits: Sequence[Hit], *, scope: Scope | None = None, parts: bool = True,
                citations: bool = True, max_added: int = 8) -> list[Hit]:
@@ -85,6 +87,19 @@ class NeighbourExpander:
             if target:
                 found.append(target[0])
         return found
+
+    def citing(self, doc: str, article: str) -> list[Chunk]:
+        """The chunks that cite (doc, article) by number, in corpus order: the 시행령 articles implementing "법
+        제55조", the 벌칙 article punishing a breach of it. Deleted text cites nothing."""
+        self._index()
+        if self._citing_version != self.corpus.version:
+            citing: dict[tuple[str, str], list[Chunk]] = {}
+            for chunk in self.corpus.chunks:
+                if not chunk.deleted:
+                    for cited in self.cited_by(chunk):
+                        citing.setdefault((cited.doc, cited.article), []).append(chunk)
+            self._citing, self._citing_version = citing, self.corpus.version
+        return list(self._citing.get((doc, article), ()))
 
     def _cited_document(self, doc: str, named: str | None, law: str | None) -> str:
         if named:

@@ -3,7 +3,9 @@
 import pytest
 from retrieval_samples import index_chunks, make_chunk
 
+from rag.models import Message, Role
 from rag.retrieval.lookup import StructuralLookup
+from rag.retrieval.neighbours import NeighbourExpander
 from rag.stages.structural import FULLTEXT_PAGE_CHARS, StructuralAnswerer
 
 
@@ -157,3 +159,32 @@ async def test_a_listed_article_that_does_not_exist_is_named(lookup):
 
 def test_a_question_with_a_correction_in_it_is_not_a_reference(lookup):
     assert lookup.parse("연차 말고 병가는 며칠이야?") is None
+
+
+@pytest.mark.parametrize(("earlier", "question", "reference"), [
+    # The decree's articles that cite the article the conversation was about ("법 제46조제1항에 따라 …").
+    ("휴업수당은 평균임금의 100분의 70 이상이에요. 근로기준법 제46조에 있어요.", "시행령에는 뭐라고 돼 있어?",
+     "근로기준법 시행령 제26조"),
+    ("근로기준법 제46조에 따라 휴업수당을 받아요.", "그럼 시행령은?", "근로기준법 시행령 제26조"),
+    # No decree article cites it: the decree's outline.
+    ("1주 40시간이에요. 근로기준법 제50조에 있어요.", "시행령도 있어?", "근로기준법 시행령"),
+])
+def test_a_decree_asked_after_a_law_is_looked_up_where_it_implements_that_article(tmp_path, kiwi_tokenizer,
+                                                                                 workplace_rules, question, earlier,
+                                                                                 reference):
+    addenda = make_chunk("근로기준법 시행령", "부칙", "", "이 영은 공포한 날부터 시행한다. 법 제46조의 개정규정은 …",
+                         kind="addenda")
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [*workplace_rules, addenda])  # 부칙 cites too: no article
+    lookup = StructuralLookup(corpus, citations=NeighbourExpander(corpus))
+    history = [Message(role=Role.USER, content="이거 법에 어떻게 돼 있어?"),
+               Message(role=Role.ASSISTANT, content=earlier)]
+    resolved = lookup.followup(question, history)
+    assert resolved is not None and resolved[0] == reference
+    result = lookup.lookup(reference)
+    assert result.doc == "근로기준법 시행령" and result.kind in ("article", "overview")
+
+
+def test_a_decree_that_is_not_indexed_is_not_a_lookup(rules_corpus):
+    history = [Message(role=Role.ASSISTANT, content="국가공무원 복무규정 제15조에 따라 21일이에요.")]
+    assert StructuralLookup(rules_corpus).followup("시행령에는 뭐라고 돼 있어?", history) is None
+    assert StructuralLookup(rules_corpus).followup("시행령에 연가 가산 얘기도 있어?", history) is None
