@@ -66,6 +66,13 @@ def test_a_reference_asked_as_a_question_is_still_a_lookup(lookup, query):
     assert lookup.lookup(query).kind == "article"
 
 
+@pytest.mark.parametrize("query", ["근로기준법 제4장에는 어떤 조문들 있어?", "근로기준법 제4장엔 뭐뭐 들어있어?",
+                                   "근로기준법 제4장에 무슨 내용이 있나요?"])
+def test_what_a_chapter_holds_is_a_chapter_lookup(lookup, query):
+    assert lookup.parse(query) is not None
+    assert lookup.lookup(query).target == "제4장"
+
+
 def test_a_question_that_only_cites_an_article_is_not_a_lookup(lookup):
     assert lookup.parse("근로기준법 제60조에 따르면 연차는 며칠이야?") is None
 
