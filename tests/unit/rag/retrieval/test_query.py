@@ -26,6 +26,10 @@ def test_conjugated_slang_matches_by_its_stem_in_the_raw_text(analyzer):
     assert "해고" in analyzer.analyze("어제 회사에서 짤렸어").expansion
 
 
+def test_a_common_abbreviation_brings_the_statute_word(analyzer):
+    assert "노동조합" in analyzer.analyze("노조한테는 며칠 전에 알려줘야 돼?").expansion
+
+
 def test_expansion_never_outweighs_the_users_own_words(analyzer):
     weights = analyzer.analyze("야근하면 돈 더 줘?").weighted_tokens()
     assert weights["야근"] == 1.0
