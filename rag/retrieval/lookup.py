@@ -156,8 +156,10 @@ class StructuralLookup:
         decree = _DECREE_FOLLOWUP.match(rest)
         if decree is not None:
             focus = self.focus(history)
-            implementing = self._implementing(focus, decree.group(1)) if focus is not None else None
-            return (implementing, focus) if implementing and focus is not None else None
+            if focus is None:
+                return None
+            implementing = self._implementing(focus, decree.group(1))
+            return (implementing, focus) if implementing else None
         paragraph = _PARAGRAPH_ONLY.match(rest)
         if paragraph is None and _reference_rest(rest) is None:
             return None
