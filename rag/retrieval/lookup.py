@@ -180,8 +180,8 @@ class StructuralLookup:
             return None
         articles: list[str] = []
         if focus.article and self.citations is not None:
-            articles = list(dict.fromkeys(c.article for c in self.citations.citing(focus.doc, focus.article)
-                                          if c.doc == decree and c.kind == "article"))
+            articles = list(dict.fromkeys(c.article for c in self.citations.implementing(focus.doc, focus.article)
+                                          if c.doc == decree))
         return f"{decree} {', '.join(articles[:MAX_LISTED_ARTICLES])}" if articles else decree
 
     def _mention(self, text: str) -> LookupFocus | None:

@@ -101,6 +101,12 @@ class NeighbourExpander:
             self._citing, self._citing_version = citing, self.corpus.version
         return list(self._citing.get((doc, article), ()))
 
+    def implementing(self, doc: str, article: str) -> list[Chunk]:
+        """The articles of the law's own decree or rule (「근로기준법 시행령」 for 근로기준법) that cite the article:
+        where its details are ("법 제55조제1항에 따른 유급휴일은 …")."""
+        return [c for c in self.citing(doc, article)
+                if c.kind == "article" and c.doc != doc and c.doc.startswith(doc)]
+
     def _cited_document(self, doc: str, named: str | None, law: str | None) -> str:
         if named:
             assert self._names is not None

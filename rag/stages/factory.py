@@ -62,7 +62,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)
     verifier = OfflineVerifier(corpus, tokenizer)
-    followups = OfflineFollowupSuggester()
+    followups = OfflineFollowupSuggester(lookup.citations)
     structural = StructuralAnswerer(lookup)
     legal = LegalBasis(corpus, lookup, tokenizer, roles=roles)
 

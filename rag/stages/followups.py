@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Hit
+from rag.retrieval.neighbours import NeighbourExpander
 from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, normalize_text
 
@@ -35,14 +36,20 @@ FOLLOWUP_SCHEMA = {
 
 
 class OfflineFollowupSuggester:
-    """Asks about the related articles that were retrieved but not cited, by their titles."""
+    """Asks about the related articles that were retrieved but not cited, by their titles; first, when the answer
+    cites a law's article, the 시행령 article that implements it (its details: "법 제55조제1항에 따른 …")."""
+
+    def __init__(self, citations: NeighbourExpander | None = None) -> None:
+        self.citations = citations
 
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
                   proposed: tuple[str, ...] = ()) -> tuple[str, ...]:
         out: list[str] = []
         seen_titles: set[str] = set()
-        for hit in hits:
-            chunk = hit.chunk
+        cited = next((h.chunk for h in hits if h.chunk.chunk_id in cited_chunk_ids), None)
+        implementing = self.citations.implementing(cited.doc, cited.article)[:1] \
+            if self.citations is not None and cited is not None else []
+        for chunk in [*implementing, *(h.chunk for h in hits)]:
             if chunk.chunk_id in cited_chunk_ids or not chunk.title or chunk.kind != "article":
                 continue
             if chunk.title in seen_titles or chunk.title in question:

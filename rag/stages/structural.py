@@ -5,6 +5,7 @@ from __future__ import annotations
 from rag import messages
 from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
+from rag.stages.followups import ABOUT_ARTICLE, MAX_CHARS
 from rag.stages.generator import DraftAnswer
 
 MAX_OUTLINE_LINES = 60
@@ -62,7 +63,17 @@ class StructuralAnswerer:
         body = "\n".join(t for _, t in paragraphs)
         title = f"({first.title})" if first.title and result.kind == "article" else f" {first.title}"
         text = f"**{result.doc} {result.target}{title}** [1]\n{body}\n"
-        return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": body[:300]}),))
+        return DraftAnswer(text=text, citations=(citation.model_copy(update={"quote": body[:300]}),),
+                           followups=self._implementing(result) if result.kind == "article" else ())
+
+    def _implementing(self, result: LookupResult, at_most: int = 2) -> tuple[str, ...]:
+        """Buttons for the 시행령 articles that implement a law's article (its details), one tap each."""
+        citations = self.lookup.citations
+        if citations is None:
+            return ()
+        articles = dict.fromkeys((c.doc, c.article, c.title) for c in citations.implementing(result.doc, result.target))
+        return tuple(ABOUT_ARTICLE.format(doc=doc, article=article, title=title)[:MAX_CHARS]
+                     for doc, article, title in list(articles)[:at_most])
 
     @staticmethod
     def _articles(result: LookupResult) -> DraftAnswer:

@@ -3,9 +3,10 @@
 import pytest
 from retrieval_samples import index_chunks, make_chunk
 
-from rag.models import Message, Role
+from rag.models import Hit, Message, Role
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.neighbours import NeighbourExpander
+from rag.stages.followups import OfflineFollowupSuggester
 from rag.stages.structural import FULLTEXT_PAGE_CHARS, StructuralAnswerer
 
 
@@ -195,3 +196,22 @@ def test_a_decree_that_is_not_indexed_is_not_a_lookup(rules_corpus):
     history = [Message(role=Role.ASSISTANT, content="국가공무원 복무규정 제15조에 따라 21일이에요.")]
     assert StructuralLookup(rules_corpus).followup("시행령에는 뭐라고 돼 있어?", history) is None
     assert StructuralLookup(rules_corpus).followup("시행령에 연가 가산 얘기도 있어?", history) is None
+
+
+async def test_an_answer_from_a_law_article_offers_the_decree_article_that_implements_it(rules_corpus):
+    by_label = {c.label: c for c in rules_corpus.chunks}
+    hits = [Hit(chunk=by_label[label], score=1.0) for label in ("근로기준법 제46조", "근로기준법 제50조")]
+    cited = {hits[0].chunk.chunk_id}
+    offered = await OfflineFollowupSuggester(NeighbourExpander(rules_corpus)).run("휴업수당은 얼마야?", hits, cited)
+    assert offered[0] == "근로기준법 시행령 제26조(휴업수당의 산출)에 대해 알려줘"  # a button that looks it up
+    assert StructuralLookup(rules_corpus).parse(offered[0]) is not None
+    without = await OfflineFollowupSuggester().run("휴업수당은 얼마야?", hits, cited)
+    assert without == ("근로기준법 제50조(근로시간)에 대해 알려줘",)
+
+
+async def test_a_law_article_looked_up_offers_the_decree_articles_that_implement_it(rules_corpus):
+    answerer = StructuralAnswerer(StructuralLookup(rules_corpus, citations=NeighbourExpander(rules_corpus)))
+    draft, _ = await answerer.run("근로기준법 제46조")
+    assert draft.followups == ("근로기준법 시행령 제26조(휴업수당의 산출)에 대해 알려줘",)
+    draft, _ = await answerer.run("근로기준법 제50조")  # no decree article cites it
+    assert draft.followups == ()
