@@ -6,8 +6,10 @@ import pytest
 
 from rag.knowledge.ingest import Ingestor
 from rag.knowledge.store import ChunkStore
+from rag.models import Message, Role
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
+from rag.retrieval.neighbours import NeighbourExpander
 from testkit import SHARED, SHARED_MISSING
 
 KOLAW = SHARED / "corpus" / "ko-law"
@@ -69,3 +71,13 @@ def test_annex_lookup_answers_with_title_and_link(kolaw):
     _, _, lookup = kolaw
     chunk = lookup.lookup("공무원 여비 규정 별표 2").chunks[0]
     assert "https://" in chunk.text and chunk.title
+
+
+def test_the_decree_of_a_law_article_is_found_by_the_article_it_cites(kolaw):
+    """"시행령에는?" after 근로기준법 제55조: the decree article written "법 제55조제1항에 따른 유급휴일은 …"."""
+    _, corpus, _ = kolaw
+    lookup = StructuralLookup(corpus, citations=NeighbourExpander(corpus))
+    history = [Message(role=Role.ASSISTANT, content="1주에 1회 이상 유급휴일을 줘야 해요. 근로기준법 제55조에 있어요.")]
+    resolved = lookup.followup("시행령에는 뭐라고 돼 있어?", history)
+    assert resolved is not None and resolved[0] == "근로기준법 시행령 제30조"
+    assert "개근" in lookup.lookup(resolved[0]).chunks[0].text
