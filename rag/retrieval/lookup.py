@@ -13,13 +13,15 @@ from rag.retrieval.names import DocumentNames, load_aliases
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.text import collapse_spaces, normalize_text, split_rule_code
 
+# "…줘" and its politer or question forms: 주세요, 줄래?, 주실래요?, 줄 수 있어?, 주실 수 있나요?
+_PLEASE = r"(?:줘|주세요|줄래요?|주실래요?|줄\s*수\s*있(?:어|어요|나요)|주실\s*수\s*있(?:어요|나요))"
 # What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
 # outline is its summary; "…제3조(출장 신청)에 대해 알려줘", the offline follow-up buttons' wording).
 _FILLER = re.compile(
     r"^\s*(?:\([^()]{1,40}\))?\s*(?:에\s*대해서?|에\s*대한)?"
     r"\s*(?:에는|에선|엔|은|는|이|가|을|를|에|의)?\s*(?:전체\s*)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*"
     r"(?:은|는|이|가|을|를)?\s*(?:그대로\s*|좀\s*)?"
-    r"(?:보여\s*줘|보여\s*주세요|알려\s*줘|알려\s*주세요|찾아\s*줘|(?:요약|정리)\s*해\s*(?:줘|주세요)"
+    r"(?:(?:보여|알려|찾아)\s*" + _PLEASE + r"|(?:요약|정리)\s*해\s*" + _PLEASE +
     r"|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"
     r"|(?:무슨|어떤)\s*(?:내용|조항|조문|규정)\s*(?:이야|이에요|인가요|이지|이죠|야)?"
     # What a chapter holds: "제1장에는 어떤 조문들 있어?", "제3장엔 뭐뭐 들어있어?"
@@ -45,7 +47,7 @@ _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|�
 _DECREE_FOLLOWUP = re.compile(
     r"^\s*(시행령|시행규칙)\s*(?:에는|에선|에서는|엔|은|는|도|에|상)?\s*(?:뭐라고|어떻게|무슨\s*내용이?|어떤\s*내용이?)?\s*"
     r"(?:(?:되어|돼|나와|써|적혀|정해져|규정돼)\s*있(?:어|어요|나요|니|지)?|(?:정하고|규정하고)\s*있(?:어|어요|나요)?"
-    r"|있(?:어|어요|나요)|나와|보여\s*(?:줘|주세요)|알려\s*(?:줘|주세요)|뭐야|뭐예요)?\s*[?.!]*\s*$")
+    r"|있(?:어|어요|나요)|나와|(?:보여|알려)\s*" + _PLEASE + r"|뭐야|뭐예요)?\s*[?.!]*\s*$")
 # "2항은?" right after an article: a paragraph of that article.
 _NAME_END = re.compile(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
 _PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")

@@ -61,7 +61,8 @@ def test_a_page_number_after_the_whole_text_is_kept(lookup):
 
 @pytest.mark.parametrize("query", ["근로기준법 제60조는?", "근기법 제23조가 뭐야?",
                                    "근로기준법 제23조에 뭐라고 나와 있어?", "근로기준법 제23조 무슨 내용이야?",
-                                   "근기법 60조는 어떤 조항이에요?", "근로기준법 제23조 조문 그대로 보여줘"])
+                                   "근기법 60조는 어떤 조항이에요?", "근로기준법 제23조 조문 그대로 보여줘",
+                                   "근기법 60조 전체 보여줄래?", "근로기준법 제23조 좀 보여주실 수 있나요?"])
 def test_a_reference_asked_as_a_question_is_still_a_lookup(lookup, query):
     assert lookup.parse(query) is not None
     assert lookup.lookup(query).kind == "article"
