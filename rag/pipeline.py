@@ -30,6 +30,7 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.stages.answerability import refusal_message
+from rag.stages.followups import about_articles
 from rag.stages.generator import DraftAnswer, GenerationEvent, GenerationInput
 from rag.stages.grader import GradeResult
 from rag.stages.legal_basis import LegalBasis
@@ -43,6 +44,8 @@ from rag.text import normalize_text
 log = logging.getLogger(__name__)
 
 StageT = TypeVar("StageT")
+# How many of the closest articles a refusal offers as lookups.
+REFUSAL_NEAREST = 2
 
 
 class Understander(Protocol):
@@ -275,8 +278,13 @@ class AnswerPipeline:
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
             text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on)
+            # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
+            nearest = about_articles(enhanced.text, [h.chunk for h in hits], at_most=REFUSAL_NEAREST)
             yield AnswerEvent.delta(text)
-            yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, grounded=False))
+            if nearest:
+                yield AnswerEvent.followup_questions(nearest)
+            yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, followups=nearest,
+                                                      grounded=False))
             return
 
         evidence = self._select_evidence(result, grade.relevant, turn.scope, trace)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Iterable
 
 from pydantic import BaseModel, Field
 
 from rag.llm import LlmProvider, LlmUnavailable, fence
-from rag.models import Hit
+from rag.models import Chunk, Hit
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, normalize_text
@@ -44,21 +45,28 @@ class OfflineFollowupSuggester:
 
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
                   proposed: tuple[str, ...] = ()) -> tuple[str, ...]:
-        out: list[str] = []
-        seen_titles: set[str] = set()
         cited = next((h.chunk for h in hits if h.chunk.chunk_id in cited_chunk_ids), None)
         implementing = self.citations.implementing(cited.doc, cited.article)[:1] \
             if self.citations is not None and cited is not None else []
-        for chunk in [*implementing, *(h.chunk for h in hits)]:
-            if chunk.chunk_id in cited_chunk_ids or not chunk.title or chunk.kind != "article":
-                continue
-            if chunk.title in seen_titles or chunk.title in question:
-                continue
-            seen_titles.add(chunk.title)
-            out.append(ABOUT_ARTICLE.format(doc=chunk.doc, article=chunk.article, title=chunk.title)[:MAX_CHARS])
-            if len(out) == MAX_FOLLOWUPS:
-                break
-        return tuple(out)
+        return about_articles(question, [*implementing, *(h.chunk for h in hits)], skip=cited_chunk_ids)
+
+
+def about_articles(question: str, chunks: Iterable[Chunk], *, skip: Collection[str] = (),
+                   at_most: int = MAX_FOLLOWUPS) -> tuple[str, ...]:
+    """Buttons that look up articles ("근로기준법 제56조(연장 근로)에 대해 알려줘"), one per title, in order; never an
+    article in `skip` nor one whose title the question already holds."""
+    out: list[str] = []
+    seen_titles: set[str] = set()
+    for chunk in chunks:
+        if chunk.chunk_id in skip or not chunk.title or chunk.kind != "article":
+            continue
+        if chunk.title in seen_titles or chunk.title in question:
+            continue
+        seen_titles.add(chunk.title)
+        out.append(ABOUT_ARTICLE.format(doc=chunk.doc, article=chunk.article, title=chunk.title)[:MAX_CHARS])
+        if len(out) == at_most:
+            break
+    return tuple(out)
 
 
 def clean_followups(question: str, candidates: tuple[str, ...] | list[str]) -> tuple[str, ...]:

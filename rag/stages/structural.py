@@ -5,7 +5,7 @@ from __future__ import annotations
 from rag import messages
 from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
-from rag.stages.followups import ABOUT_ARTICLE, MAX_CHARS
+from rag.stages.followups import about_articles
 from rag.stages.generator import DraftAnswer
 
 MAX_OUTLINE_LINES = 60
@@ -71,9 +71,7 @@ class StructuralAnswerer:
         citations = self.lookup.citations
         if citations is None:
             return ()
-        articles = dict.fromkeys((c.doc, c.article, c.title) for c in citations.implementing(result.doc, result.target))
-        return tuple(ABOUT_ARTICLE.format(doc=doc, article=article, title=title)[:MAX_CHARS]
-                     for doc, article, title in list(articles)[:at_most])
+        return about_articles("", citations.implementing(result.doc, result.target), at_most=at_most)
 
     @staticmethod
     def _articles(result: LookupResult) -> DraftAnswer:
