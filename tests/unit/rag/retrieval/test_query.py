@@ -32,6 +32,7 @@ def test_a_common_abbreviation_brings_the_statute_word(analyzer):
     assert "국외" in analyzer.analyze("개인정보가 해외로 넘어가도 돼?").expansion
     assert "누설" in analyzer.analyze("일하면서 알게 된 얘기 해도 돼?").expansion
     assert "사범대학" in analyzer.analyze("사범대 나오면 선생님 돼?").expansion
+    assert "벌금" in analyzer.analyze("안 주면 처벌 받아?").expansion
 
 
 def test_expansion_never_outweighs_the_users_own_words(analyzer):
