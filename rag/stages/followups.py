@@ -63,7 +63,9 @@ def about_articles(question: str, chunks: Iterable[Chunk], *, skip: Collection[s
         if chunk.title in seen_titles or chunk.title in question:
             continue
         seen_titles.add(chunk.title)
-        out.append(ABOUT_ARTICLE.format(doc=chunk.doc, article=chunk.article, title=chunk.title)[:MAX_CHARS])
+        button = ABOUT_ARTICLE.format(doc=chunk.doc, article=chunk.article, title=chunk.title)
+        # Cut, it would no longer look the article up: a long name keeps the bare reference instead.
+        out.append(button if len(button) <= MAX_CHARS else f"{chunk.doc} {chunk.article}"[:MAX_CHARS])
         if len(out) == at_most:
             break
     return tuple(out)

@@ -6,7 +6,7 @@ from retrieval_samples import index_chunks, make_chunk
 from rag.models import Hit, Message, Role
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.neighbours import NeighbourExpander
-from rag.stages.followups import OfflineFollowupSuggester
+from rag.stages.followups import MAX_CHARS, OfflineFollowupSuggester, about_articles
 from rag.stages.structural import FULLTEXT_PAGE_CHARS, StructuralAnswerer
 
 
@@ -216,3 +216,10 @@ async def test_a_law_article_looked_up_offers_the_decree_articles_that_implement
     assert draft.followups == ("근로기준법 시행령 제26조(휴업수당의 산출)에 대해 알려줘",)
     draft, _ = await answerer.run("근로기준법 제50조")  # no decree article cites it
     assert draft.followups == ()
+
+
+async def test_an_article_button_with_a_long_title_is_still_a_lookup(rules_corpus):
+    long_title = "근로시간과 휴게시간의 산정 및 그 밖에 근로시간에 관하여 필요한 세부 사항의 기준"
+    chunk = make_chunk("근로기준법", "제50조", long_title, "1주간의 근로시간은 40시간을 초과할 수 없다.")
+    (button,) = about_articles("야근 수당은?", [chunk])
+    assert len(button) <= MAX_CHARS and StructuralLookup(rules_corpus).lookup(button).target == "제50조"
