@@ -19,10 +19,10 @@ _PLEASE = r"(?:줘|주세요|줄래요?|주실래요?|줄\s*수\s*있(?:어|어�
 # outline is its summary; "…제3조(출장 신청)에 대해 알려줘", the offline follow-up buttons' wording).
 _FILLER = re.compile(
     r"^\s*(?:\([^()]{1,40}\))?\s*(?:에\s*대해서?|에\s*대한)?"
-    r"\s*(?:에는|에선|엔|은|는|이|가|을|를|에|의)?\s*(?:전체\s*)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*"
+    r"\s*(?:에는|에선|에서는|엔|은|는|이|가|을|를|에|의|도)?\s*(?:전체\s*)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*"
     r"(?:은|는|이|가|을|를)?\s*(?:그대로\s*|좀\s*)?"
     r"(?:(?:보여|알려|찾아)\s*" + _PLEASE + r"|(?:요약|정리)\s*해\s*" + _PLEASE +
-    r"|뭐야|뭐예요|뭔가요|뭐지|뭐라고\s*(?:되어|돼|나와|써)\s*있어"
+    r"|뭐야|뭐예요|뭔가요|뭐지|(?:뭐라고|어떻게)\s*(?:되어|돼|나와|써|적혀|정해져)\s*있(?:어|어요|나요|니|지)?|있(?:어|어요|나요)"
     r"|(?:무슨|어떤)\s*(?:내용|조항|조문|규정)\s*(?:이야|이에요|인가요|이지|이죠|야)?"
     # What a chapter holds: "제1장에는 어떤 조문들 있어?", "제3장엔 뭐뭐 들어있어?"
     r"|(?:무슨|어떤|뭐뭐|무엇무엇)\s*(?:내용|조항|조문|규정|것|게)?\s*들?\s*(?:이|가)?\s*(?:들어\s*)?"
@@ -43,11 +43,6 @@ _SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
 _ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
 _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
-# "시행령에는 뭐라고 돼 있어?" after a turn about a law (article): its decree, where it implements that article.
-_DECREE_FOLLOWUP = re.compile(
-    r"^\s*(시행령|시행규칙)\s*(?:에는|에선|에서는|엔|은|는|도|에|상)?\s*(?:뭐라고|어떻게|무슨\s*내용이?|어떤\s*내용이?)?\s*"
-    r"(?:(?:되어|돼|나와|써|적혀|정해져|규정돼)\s*있(?:어|어요|나요|니|지)?|(?:정하고|규정하고)\s*있(?:어|어요|나요)?"
-    r"|있(?:어|어요|나요)|나와|(?:보여|알려)\s*" + _PLEASE + r"|뭐야|뭐예요)?\s*[?.!]*\s*$")
 # "2항은?" right after an article: a paragraph of that article.
 _NAME_END = re.compile(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
 _PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
@@ -132,7 +127,10 @@ class StructuralLookup:
     def names_no_regulation(self, query: str) -> bool:
         """True for an article reference that names no regulation ("제60조", "60조 보여줘"): without a conversation
         to take the regulation from, `lookup` finds the regulations that hold it."""
-        text = self._reference_text(query)
+        return self._bare_article(self._reference_text(query))
+
+    def _bare_article(self, text: str) -> bool:
+        """`names_no_regulation` of a text already read as a reference."""
         reference = _reference_rest(_FOLLOWUP_OPENER.sub("", text, count=1))
         return reference is not None and reference[0] == "article" and not self.names().longest_prefix(text)[0]
 
@@ -151,12 +149,11 @@ class StructuralLookup:
         own regulation, is not a bare reference, or the conversation named none."""
         if not history:
             return None
-        text = collapse_spaces(normalize_text(question).replace("「", "").replace("」", ""))
-        rest = _FOLLOWUP_OPENER.sub("", text, count=1)
+        rest = _FOLLOWUP_OPENER.sub("", _plain(question), count=1)
         if not rest or self.names().longest_prefix(rest)[0]:
             return None
-        decree = _DECREE_FOLLOWUP.match(rest)
-        if decree is not None:
+        decree = _SUBORDINATE.match(rest)  # "시행령에는 뭐라고 돼 있어?": the decree of the law talked about
+        if decree is not None and _FILLER.match(rest[decree.end():]):
             focus = self.focus(history)
             if focus is None:
                 return None
@@ -206,7 +203,7 @@ class StructuralLookup:
         doc, rest = self.names().longest_prefix(text)
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
-        if not doc and self.names_no_regulation(text):
+        if not doc and self._bare_article(text):
             found = self._among(tuple(self.corpus.documents()), _FOLLOWUP_OPENER.sub("", text, count=1), scope)
             return found if found.kind != "ambiguous" or found.target else \
                 LookupResult(kind="not_found", target=text, exact=True)  # no regulation has it
@@ -251,7 +248,7 @@ class StructuralLookup:
         """The query as a reference is read: NFC, single spaces, no 「」, and what follows a correction ("근기법 말고
         근기법 시행령 제3조" → "근기법 시행령 제3조"); a correction that names no regulation keeps the one it corrects
         ("근로기준법 제60조 말고 제61조" → "근로기준법 제61조"; "근로기준법 말고 제61조" corrects the regulation)."""
-        text = collapse_spaces(normalize_text(query).replace("「", "").replace("」", ""))
+        text = _plain(query)
         correction = _CORRECTION.match(text)
         if correction is None:
             return text
@@ -303,6 +300,11 @@ class StructuralLookup:
         heading = next(p for p in selected[0].chapter_path if p.split(" ")[0] == target)
         outline = [heading] + [f"  {c.article} {c.title}".rstrip() for c in selected if not c.part and not c.deleted]
         return LookupResult(kind="chapter", doc=doc, target=target, chunks=selected, outline=tuple(outline))
+
+
+def _plain(text: str) -> str:
+    """NFC, single spaces, no 「」: a reference as it is read."""
+    return collapse_spaces(normalize_text(text).replace("「", "").replace("」", ""))
 
 
 def _split_name(text: str) -> tuple[str, str]:

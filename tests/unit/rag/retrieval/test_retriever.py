@@ -157,6 +157,8 @@ def test_the_dense_model_reads_a_follow_up_with_only_the_start_of_its_context(ru
 @pytest.fixture
 def leave_rules(tmp_path, kiwi_tokenizer):
     return index_chunks(tmp_path, kiwi_tokenizer, [
+        make_chunk("근무 규칙", "제1조", "목적",
+                   "이 규칙은 직원의 근무 조건과 복지에 관한 사항을 정함을 목적으로 한다."),
         make_chunk("근무 규칙", "제12조", "육아휴직",
                    "① 회사는 자녀를 양육하려는 직원에게 육아휴직을 허용하여야 한다.\n"
                    "② 회사는 육아휴직을 이유로 해고나 그 밖의 불리한 처우를 하여서는 아니 된다."),
@@ -207,16 +209,7 @@ def test_a_sanction_the_search_ranked_second_answers_first(leave_rules):
     ("그럼 그 규칙은 애초에 뭘 목적으로 만든 거예요?", "근무 규칙 제1조"),
     ("육아휴직을 신청 목적 외로 써도 돼?", "근무 규칙 제12조"),  # a purpose in the question, not the rules'
 ])
-def test_a_question_about_what_a_regulation_is_for_finds_its_purpose_article(tmp_path, kiwi_tokenizer, question,
+def test_a_question_about_what_a_regulation_is_for_finds_its_purpose_article(leave_rules, kiwi_tokenizer, question,
                                                                            first):
-    corpus = index_chunks(tmp_path, kiwi_tokenizer, [
-        make_chunk("근무 규칙", "제1조", "목적",
-                   "이 규칙은 직원의 근무 조건과 복지에 관한 사항을 정함을 목적으로 한다."),
-        make_chunk("근무 규칙", "제12조", "육아휴직",
-                   "① 회사는 자녀를 양육하려는 직원에게 육아휴직을 허용하여야 한다.\n"
-                   "② 직원은 육아휴직을 신청한 목적 외로 사용하여서는 아니 된다."),
-        make_chunk("근무 규칙", "제13조", "육아휴직 후 복귀",
-                   "회사는 육아휴직을 마친 직원을 같은 업무에 복귀시켜야 한다."),
-    ])
-    hits = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer)).search_sync(question, k=3)
+    hits = HybridRetriever(leave_rules, QueryAnalyzer(kiwi_tokenizer)).search_sync(question, k=3)
     assert labels(hits)[0] == first
