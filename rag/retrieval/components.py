@@ -4,7 +4,7 @@
 
     ScopeFilter → QueryEmbedder → DomainDetector → (hard mode) DomainFilter
       → LexicalSearch ∥ DenseSearch → Fusion → PriorWeighting → Deduplication
-      → Reranker → ArticleDiversity → SanctionLinks → DomainBudget
+      → Reranker → ArticleDiversity → SanctionLinks → PurposeLink → DomainBudget
 
 Every knob is a `RetrievalConfig` field, which `bot/config.py` exposes as `REGBOT_RETRIEVAL_<FIELD>`.
 """
