@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rag.errors import ConfigError
 from rag.llm import LlmProvider, LlmRequest, LlmUnavailable
 from rag.models import Hit, Message, Role, split_paragraphs
+from rag.quantities import asked_quantities
 from rag.retrieval.config import EXPANSION_WEIGHT, RetrievalConfig
 from rag.retrieval.query import AnalyzedQuery
 
@@ -45,7 +46,8 @@ def heuristic_reranker(config: RetrievalConfig, idf: Callable[[str], float]) -> 
     return HeuristicReranker(idf=idf, title_weight=config.rerank_title_weight, body_weight=config.rerank_body_weight,
                              addenda_penalty=config.rerank_addenda_penalty, expansion_weight=config.expansion_weight,
                              context_weight=config.rerank_context_weight,
-                             paragraph_weight=config.rerank_paragraph_weight)
+                             paragraph_weight=config.rerank_paragraph_weight,
+                             quantity_weight=config.rerank_quantity_weight)
 
 
 class HeuristicReranker:
@@ -55,13 +57,14 @@ class HeuristicReranker:
     barely count. Synonym expansions count at a lower weight. A title that covers the question is the strongest
     signal statutes offer: the title is the article's own summary. The question's words together in one paragraph
     count too: an article that answers holds them in the 항 that answers, one that merely mentions them scatters
-    them. 부칙 and stub annexes are demoted.
+    them. A question asking "how many weeks" favours an article stating a number of weeks. 부칙 and stub annexes
+    are demoted.
     """
 
     def __init__(self, *, idf: Callable[[str], float] | None = None, fused_weight: float = 1.0,
                  title_weight: float = 0.35, body_weight: float = 0.35, addenda_penalty: float = 0.5,
                  expansion_weight: float = EXPANSION_WEIGHT, context_weight: float = 0.3,
-                 paragraph_weight: float = 0.2) -> None:
+                 paragraph_weight: float = 0.2, quantity_weight: float = 0.2) -> None:
         self.idf = idf or (lambda token: 1.0)
         self.fused_weight = fused_weight
         self.title_weight = title_weight
@@ -70,6 +73,7 @@ class HeuristicReranker:
         self.expansion_weight = expansion_weight
         self.context_weight = context_weight
         self.paragraph_weight = paragraph_weight
+        self.quantity_weight = quantity_weight
 
     def rerank(self, query: AnalyzedQuery, hits: list[Hit]) -> list[Hit]:
         if not hits:
@@ -78,6 +82,7 @@ class HeuristicReranker:
             expansion_weight=self.expansion_weight, context_weight=self.context_weight).items() if len(t) > 1}
         total = sum(weights.values()) or 1.0
         top = max(h.score for h in hits) or 1.0
+        quantities = asked_quantities(query.text)
 
         def score(hit: Hit) -> float:
             chunk = hit.chunk
@@ -91,6 +96,8 @@ class HeuristicReranker:
                 value += self.paragraph_weight * max(
                     (sum(w for t, w in weights.items() if _present(t, text)) / total
                      for _, text in split_paragraphs(body)), default=0.0)
+            if quantities:
+                value += self.quantity_weight * sum(1 for q in quantities if q.search(body)) / len(quantities)
             if chunk.kind == "addenda" or (chunk.kind in ("annex", "form") and len(body) < 200):
                 value *= self.addenda_penalty
             return value

@@ -31,6 +31,7 @@ from rag.llm import (
 )
 from rag.llm.untrusted import neutralise
 from rag.models import CIRCLED, CITATION_MARKER, Citation, Hit, Message, Role, Scope, cite_chunk, split_paragraphs
+from rag.quantities import ASKS_FIGURE, FIGURE
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -236,7 +237,7 @@ class ExtractiveGenerator:
                           ) -> list[tuple[float, Hit, str, str]]:
         """(score, hit, 항 marker, text) of the paragraphs that share content with the question (`terms`, its
         weighted words), best first; a paragraph far below the best one (related, not answering) is left out."""
-        asks_figure = bool(_ASKS_FIGURE.search(question))
+        asks_figure = bool(ASKS_FIGURE.search(question))
         asks_sanction = bool(ASKS_SANCTION.search(question))
         scored: list[tuple[float, Hit, str, str]] = []
         for rank, hit in enumerate(hits):
@@ -250,7 +251,7 @@ class ExtractiveGenerator:
                 overlap = _overlap(terms, set(found)) / math.sqrt(max(1.0, len(found) / 40))
                 if overlap <= 0:
                     continue
-                bonus = 1.3 if asks_figure and _FIGURE.search(text) else 1.0
+                bonus = 1.3 if asks_figure and FIGURE.search(text) else 1.0
                 if asks_sanction and STATES_SANCTION.search(text):
                     bonus *= 1.5
                 scored.append((overlap * bonus * prior, hit, marker, text))
@@ -273,7 +274,7 @@ class ExtractiveGenerator:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
         condition, a deadline, a definition) and the most question words; a second one from another paragraph
         only when it answers question words the first leaves out."""
-        asks_figure = bool(_ASKS_FIGURE.search(question))
+        asks_figure = bool(ASKS_FIGURE.search(question))
         asks_meaning = bool(_ASKS_MEANING.search(question))
         asks_limit = bool(_ASKS_LIMIT.search(question))
         asks_sanction = bool(ASKS_SANCTION.search(question))
@@ -298,13 +299,13 @@ class ExtractiveGenerator:
                     shown = _PROVISO.sub("", shown, count=1)
                 units.append((order, sentence, shown))
             units += [(order, sentences[order], proviso) for order, proviso in enumerate(provisos)
-                      if (asks_figure and _FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
+                      if (asks_figure and FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
             tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
             for (order, _, context), found in zip(units, tokens, strict=True):
                 # Words are matched in the provision itself; what is asked must be in what the reader is shown.
                 shown = _lead_text(context, self.max_lead_chars)
                 weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
-                if asks_figure and _FIGURE.search(shown):
+                if asks_figure and FIGURE.search(shown):
                     weight *= 1.5
                 if asks_meaning and _DEFINITION.search(shown):
                     weight *= 1.5
@@ -360,13 +361,6 @@ class ExtractiveGenerator:
 # Weight of the words a follow-up borrowed from the conversation, against its own: dev + held-out-1..6, set means
 # of first-200 .589 → .612 (0.15: .614, 0.6: .596).
 _BORROWED_WEIGHT = 0.3
-# What a question asks for when it wants a figure, a deadline or a limit.
-_ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|최소|한도|상한|비율|퍼센트|%|시간|일수|금액")
-# A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
-_FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
-                     r"|[일이삼사오육칠팔구십백천만]+\s*원"
-                     r"|다음\s*날|전날"  # a deadline stated by its day answers "언제까지" too
-                     r"|매\s*(?:년|월|주|일|분기|학기|회계연도)")  # and a frequency by its period: "몇 년에 한 번"
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
 _DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")

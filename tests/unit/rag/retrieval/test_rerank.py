@@ -49,6 +49,18 @@ def test_the_question_words_in_one_paragraph_outrank_the_same_words_scattered():
     assert flat[0].chunk.article == "제1조"  # the fused order stands without the paragraph signal
 
 
+def test_an_article_stating_the_unit_asked_for_moves_up():
+    days = make_chunk("학칙", "제9조", "수업", "수업은 학기마다 15일 이상 연다.")
+    weeks = make_chunk("학칙", "제10조", "수업", "수업은 매 학년도 30주 이상으로 한다.")
+    question = AnalyzedQuery(text="대학은 1년에 최소 몇 주는 수업해야 해?", tokens=("대학", "최소", "수업"))
+    ranked = HeuristicReranker().rerank(question, hits(days, weeks))
+    assert ranked[0].chunk.article == "제10조"
+    other_unit = AnalyzedQuery(text="수업은 며칠 해?", tokens=("수업",))
+    assert HeuristicReranker().rerank(other_unit, hits(days, weeks))[0].chunk.article == "제9조"
+    unweighted = HeuristicReranker(quantity_weight=0.0).rerank(question, hits(days, weeks))
+    assert unweighted[0].chunk.article == "제9조"  # the fused order stands without the unit signal
+
+
 def test_addenda_are_demoted():
     addenda = make_chunk("규정", "부칙", "부칙", "이 규정은 공포한 날부터 휴가에 관하여 시행한다.", kind="addenda")
     article = make_chunk("규정", "제3조", "휴가", "휴가는 15일로 한다.")

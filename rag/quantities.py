@@ -1,0 +1,36 @@
+"""How a question asks for a figure and how a regulation states one, for retrieval and the answer alike.
+
+"며칠 쉴 수 있어?" is answered by a number of days ("14일"), "몇 주는 수업해야 해?" by a number of weeks ("30주"):
+the unit asked for is often the only word the question and the answering provision share.
+"""
+
+from __future__ import annotations
+
+import re
+
+# What a question asks for when it wants a figure, a deadline or a limit.
+ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|최소|한도|상한|비율|퍼센트|%|시간|일수|금액")
+# A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
+FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
+                    r"|[일이삼사오육칠팔구십백천만]+\s*원"
+                    r"|다음\s*날|전날"  # a deadline stated by its day answers "언제까지" too
+                    r"|매\s*(?:년|월|주|일|분기|학기|회계연도)")  # and a frequency by its period: "몇 년에 한 번"
+
+# "How many <unit>?" → a number with that unit. "몇 분" is left out: minutes or people.
+_ASKED_UNITS = (
+    (re.compile(r"며칠|몇\s*일"), re.compile(r"\d\s*일")),
+    (re.compile(r"몇\s*주"), re.compile(r"\d\s*주")),
+    (re.compile(r"몇\s*(년|해)"), re.compile(r"\d\s*년")),
+    (re.compile(r"몇\s*(개월|달)"), re.compile(r"\d\s*개월")),
+    (re.compile(r"몇\s*시간"), re.compile(r"\d\s*시간")),
+    (re.compile(r"몇\s*(명|사람)"), re.compile(r"\d\s*(명|인)")),
+    (re.compile(r"몇\s*(번|회|차례)"), re.compile(r"\d\s*(번|회)")),
+    (re.compile(r"몇\s*(살|세)"), re.compile(r"\d\s*(세|살)")),
+    (re.compile(r"몇\s*(퍼센트|%|프로)"), re.compile(r"\d\s*(퍼센트|%)|분의\s*\d")),
+    (re.compile(r"몇\s*학점"), re.compile(r"\d\s*학점")),
+)
+
+
+def asked_quantities(question: str) -> tuple[re.Pattern[str], ...]:
+    """How the figures a question asks for are written ("몇 주는 수업해야 해?" → a number of weeks)."""
+    return tuple(stated for asked, stated in _ASKED_UNITS if asked.search(question))
