@@ -367,10 +367,11 @@ class SanctionLinks:
 
 # A question about what a regulation is for: "최저임금이라는 게 왜 있는 거야? 목적이 뭐야?", "시행령은 뭘 정하려고
 # 만든 거야?", "그 법은 뭘 목적으로 만든 거예요?". Not "목적 외로 써도 돼?" nor "무슨 목적으로 수집하는지" (rules about
-# purposes).
+# purposes), nor "어떤 목적으로 만든 대학원이야?" (what a thing the regulation sets up is for: its own article says).
 ASKS_PURPOSE = re.compile(r"(목적|취지)\s*(이|가|은|는)?\s*(뭐|무엇|뭔)|왜\s*(있는|있어|만들|생긴|생겼|둔|두는)"
                           r"|(뭘|무엇을)\s*정하(려고|려는|기\s*위해)|존재\s*이유"
-                          r"|(뭘|무엇을|무슨|어떤)\s*목적으로\s*(만들|만든|생기|생긴|생겼|제정|두|둔)")
+                          r"|(뭘|무엇을|무슨|어떤)\s*목적으로\s*(만들|만든|생기|생긴|생겼|제정|두|둔)\w*\s*"
+                          r"(거|것|건|게|법|법률|규정|제도|시행령|[?？]|$)")
 
 
 class PurposeLink:

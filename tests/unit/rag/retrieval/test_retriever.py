@@ -208,6 +208,7 @@ def test_a_sanction_the_search_ranked_second_answers_first(leave_rules):
     ("육아휴직 제도는 왜 있는 거야? 목적이 뭐야?", "근무 규칙 제1조"),
     ("그럼 그 규칙은 애초에 뭘 목적으로 만든 거예요?", "근무 규칙 제1조"),
     ("육아휴직을 신청 목적 외로 써도 돼?", "근무 규칙 제12조"),  # a purpose in the question, not the rules'
+    ("육아휴직은 어떤 목적으로 만든 휴직이야?", "근무 규칙 제12조"),  # what a thing it sets up is for: its article
 ])
 def test_a_question_about_what_a_regulation_is_for_finds_its_purpose_article(leave_rules, kiwi_tokenizer, question,
                                                                            first):
