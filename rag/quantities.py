@@ -16,6 +16,13 @@ FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|�
                     r"|다음\s*날|전날"  # a deadline stated by its day answers "언제까지" too
                     r"|매\s*(?:년|월|주|일|분기|학기|회계연도)")  # and a frequency by its period: "몇 년에 한 번"
 
+# A condition on a number: what a question sets ("1년 지나면", "3년 넘게", "6개월 안 됐는데") and what a provision
+# states ("1년 미만인", "3년 이상"); the last group tells "at least" from "less than".
+_NUMBER_WITH_UNIT = r"(\d+)\s*(년|개월|달|주|일|시간|명|세)"
+ASKED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:차|째|간|이)?\s*"
+                             r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
+STATED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")
+
 # "How many <unit>?" → a number with that unit. "몇 분" is left out: minutes or people.
 _ASKED_UNITS = (
     (re.compile(r"며칠|몇\s*일"), re.compile(r"\d\s*일")),
@@ -34,3 +41,8 @@ _ASKED_UNITS = (
 def asked_quantities(question: str) -> tuple[re.Pattern[str], ...]:
     """How the figures a question asks for are written ("몇 주는 수업해야 해?" → a number of weeks)."""
     return tuple(stated for asked, stated in _ASKED_UNITS if asked.search(question))
+
+
+def numeric_conditions(text: str, pattern: re.Pattern[str]) -> set[tuple[str, str, bool]]:
+    """(number, unit, at least?) of each numeric condition in `text` (`ASKED_CONDITION` or `STATED_CONDITION`)."""
+    return {(m.group(1), m.group(2), m.group(3) is not None) for m in pattern.finditer(text)}

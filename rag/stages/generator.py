@@ -31,7 +31,7 @@ from rag.llm import (
 )
 from rag.llm.untrusted import neutralise
 from rag.models import CIRCLED, CITATION_MARKER, Citation, Hit, Message, Role, Scope, cite_chunk, split_paragraphs
-from rag.quantities import ASKS_FIGURE, FIGURE
+from rag.quantities import ASKED_CONDITION, ASKS_FIGURE, FIGURE, STATED_CONDITION, numeric_conditions
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -279,7 +279,7 @@ class ExtractiveGenerator:
         asks_limit = bool(_ASKS_LIMIT.search(question))
         asks_sanction = bool(ASKS_SANCTION.search(question))
         asks_list = bool(_ASKS_LIST.search(question))
-        conditions = _conditions(question, _ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
+        conditions = numeric_conditions(question, ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
         for position, (_, hit, marker, text) in enumerate(ranked[:3]):
@@ -316,7 +316,7 @@ class ExtractiveGenerator:
                 if asks_list and _ANNOUNCES_ITEMS.search(shown):
                     weight *= 2.0  # dev + held-out-1..9: 1.3 and 1.5 moved no item, 2.0 two
                 if conditions:
-                    stated = _conditions(shown, _TEXT_CONDITION)
+                    stated = numeric_conditions(shown, STATED_CONDITION)
                     if stated & contradictions:
                         weight *= 0.5  # "1년 미만" does not answer "1년 지나면"
                     elif stated & conditions:
@@ -372,23 +372,12 @@ _ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|�
 _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
 # The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".
 _PROVISO = re.compile(r"(?:^|\s+)다만,\s*(.+?다\.)")
-# A condition on a number: what a question sets ("1년 지나면", "3년 넘게", "6개월 안 됐는데") and what a provision
-# states ("1년 미만인", "3년 이상"); the last group tells "at least" from "less than".
-_UNIT = r"(\d+)\s*(년|개월|달|주|일|시간|명|세)"
-_ASKED_CONDITION = re.compile(_UNIT + r"\s*(?:차|째|간|이)?\s*"
-                              r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
-_TEXT_CONDITION = re.compile(_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")
 _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 # "…한다." ends a sentence; "다." opening a line is the third item of a 목 list (가. 나. 다.), not an ending.
 _SENTENCE_END = re.compile(r"(?<=\S다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
 _ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
 _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
-
-
-def _conditions(text: str, pattern: re.Pattern[str]) -> set[tuple[str, str, bool]]:
-    """(number, unit, at least?) of each numeric condition in `text`."""
-    return {(m.group(1), m.group(2), m.group(3) is not None) for m in pattern.finditer(text)}
 
 
 def _overlap(terms: dict[str, float], found: set[str]) -> float:
