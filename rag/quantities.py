@@ -7,6 +7,7 @@ the unit asked for is often the only word the question and the answering provisi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # What a question asks for when it wants a figure, a deadline or a limit.
 ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|최소|한도|상한|비율|퍼센트|%|시간|일수|금액")
@@ -46,3 +47,11 @@ def asked_quantities(question: str) -> tuple[re.Pattern[str], ...]:
 def numeric_conditions(text: str, pattern: re.Pattern[str]) -> set[tuple[str, str, bool]]:
     """(number, unit, at least?) of each numeric condition in `text` (`ASKED_CONDITION` or `STATED_CONDITION`)."""
     return {(m.group(1), m.group(2), m.group(3) is not None) for m in pattern.finditer(text)}
+
+
+def with_figure_units(tokens: Iterable[str]) -> set[str]:
+    """Tokens plus the units of their figures, for matching question words: "4시간" answers "몇 시간", "3개월"
+    answers "몇 개월"."""
+    found = set(tokens)
+    found.update(t.lstrip("0123456789") for t in found.copy() if t[:1].isdigit())
+    return found

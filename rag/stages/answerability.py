@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rag import messages
 from rag.models import Hit
+from rag.quantities import with_figure_units
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -146,7 +147,8 @@ class AnswerabilityJudge:
                                  looked_for=looked_for, missing=looked_for)
         parts = max(parts, 1)
         top = list(hits[: self.top_n * parts])
-        found = [_with_units(tokens) for tokens in self.tokenizer.tokens_many([self._indexed_text(h) for h in top])]
+        texts = [self._indexed_text(h) for h in top]
+        found = [with_figure_units(tokens) for tokens in self.tokenizer.tokens_many(texts)]
         if parts > 1:
             # Each part has its own best article: the parts' evidence together must hold the question.
             union = set().union(*found)
@@ -270,11 +272,9 @@ class AnswerabilityJudge:
         return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
 
 
-def _with_units(tokens: Sequence[str]) -> set[str]:
-    """An article's tokens plus the units of its figures: "4시간" answers "몇 시간", "3개월" answers "몇 개월"."""
-    found = set(tokens)
-    found.update(t.lstrip("0123456789") for t in tokens if t[:1].isdigit())
-    return found
+def _nouns(words: Sequence[str]) -> list[str]:
+    """The nouns among content words (verb stems end in 다; figures start with a digit): what a refusal names."""
+    return [w for w in words if not w.endswith("다") and not w[:1].isdigit()]
 
 
 def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on: Sequence[str] = (), words: int = 3,
@@ -282,12 +282,8 @@ def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on
     """The reply when the regulations are silent: what they are silent on (the content words no top article holds;
     else what was looked for), the closest collections (or documents) searched, and whom to ask. It never quotes
     an article: none of them answers. ("'학교'에 대한 내용은 찾지 못했어요" about 고등교육법 would be false.)"""
-
-    def nouns_of(words_: Sequence[str]) -> list[str]:
-        return [w for w in words_ if not w.endswith("다") and not w[:1].isdigit()]
-
-    silent = nouns_of(silent_on)
-    nouns = silent or nouns_of(looked_for) or list(looked_for)
+    silent = _nouns(silent_on)
+    nouns = silent or _nouns(looked_for) or list(looked_for)
     if not nouns:
         return messages.NOT_FOUND
     named = ", ".join(f"'{w}'" for w in nouns[:words])

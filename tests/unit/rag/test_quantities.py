@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.quantities import asked_quantities
+from rag.quantities import asked_quantities, with_figure_units
 
 
 def answers(question: str, text: str) -> bool:
@@ -27,3 +27,8 @@ def test_a_figure_answers_when_it_is_in_the_unit_asked_for(question, answering, 
 def test_no_unit_is_read_into_a_question_that_names_none(question):
     # "몇 분" may be minutes or people; the other two ask for no figure in a unit.
     assert asked_quantities(question) == ()
+
+
+def test_a_stated_figure_counts_its_unit_as_found():
+    # "4시간" in an article answers the 시간 of "휴게시간은 몇 시간이야?"; the figure itself stays too.
+    assert with_figure_units(["휴게", "4시간", "30분"]) == {"휴게", "4시간", "시간", "30분", "분"}
