@@ -56,10 +56,15 @@ def changes_in_data_dir(settings: Settings) -> list[DocumentChange]:
     index = settings.data_dir / "index.sqlite"
     if not index.is_file():
         return []
+    import sqlite3
+
     from rag.knowledge.store import ChunkStore
     from rag.knowledge.versions import ChangeLog
 
-    return ChangeLog(ChunkStore(index)).all()
+    try:
+        return ChangeLog(ChunkStore(index)).all()
+    except (sqlite3.Error, OSError):  # an unreadable index costs the report this section, not the report
+        return []
 
 
 def _answered_from(change: DocumentChange) -> float:
