@@ -97,6 +97,12 @@ def build_reranker(config: RetrievalConfig, corpus: IndexedCorpus, llm: Resilien
     return heuristic
 
 
+def _promote_and_reload(store: ChunkStore, dense: DenseIndex | None, corpus: IndexedCorpus, today: str) -> None:
+    """Put held versions due by `today` in force and reload the corpus, so lookups see them too."""
+    if promote_due_versions(store, dense, today):
+        corpus.refresh()
+
+
 def build_components(settings: Settings, *, embedder: Embedder | None = None,
                      tokenizer: Tokenizer | None = None, dense: bool = True,
                      cache_backend: CacheBackend | None = None,
@@ -127,7 +133,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)
     changes = ChangeLog(store)
     amendments = AmendmentNotes(changes, clock=clock, recent_days=settings.recent_change_days,
-                                promote=partial(promote_due_versions, store, dense_index))
+                                promote=partial(_promote_and_reload, store, dense_index, corpus))
     # The fast model's short structured replies start within a fraction of the answer's time to first byte.
     timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 4, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,

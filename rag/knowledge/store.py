@@ -164,10 +164,14 @@ class ChunkStore:
 
     # --- versions (rag/knowledge/versions.py) ---------------------------------------------------------------
 
-    def versions(self) -> list[VersionRecord]:
-        """Every stored version of every file (without held chunks), oldest first per file."""
+    def versions(self, *, amended_only: bool = False) -> list[VersionRecord]:
+        """Every stored version of every file (without held chunks), oldest first per file; `amended_only`: only
+        files with two versions or more (the change log's need: a big index of first versions is not read)."""
+        where = (" WHERE (path, collection) IN (SELECT path, collection FROM versions GROUP BY path, collection "
+                 "HAVING COUNT(*) > 1)") if amended_only else ""
         with closing(self._connect()) as db:
-            rows = db.execute(f"SELECT {_VERSION_COLUMNS} FROM versions ORDER BY path, collection, version").fetchall()
+            rows = db.execute(f"SELECT {_VERSION_COLUMNS} FROM versions{where} "
+                              "ORDER BY path, collection, version").fetchall()
         return [_version_of(row) for row in rows]
 
     def latest_version(self, path: str, collection: str) -> VersionRecord | None:

@@ -325,7 +325,9 @@ class VersionSource(Protocol):
 
     def version(self) -> int: ...
 
-    def versions(self) -> list[VersionRecord]: ...
+    def versions(self, *, amended_only: bool = False) -> list[VersionRecord]: ...
+
+    def next_pending(self) -> str: ...
 
 
 class ChangeLog:
@@ -350,9 +352,8 @@ class ChangeLog:
     def _refresh(self) -> None:
         version = self.source.version()
         if version != self._version:
-            versions = self.source.versions()
-            self._changes = list(_changes_of(versions))
-            self._next_pending = min((v.effective for v in versions if v.state == "pending"), default="")
+            self._changes = list(_changes_of(self.source.versions(amended_only=True)))
+            self._next_pending = self.source.next_pending()
             self._version = version
 
     def changes(self, *, since: str = "", doc: str = "", collections: Sequence[str] = (),
