@@ -150,7 +150,10 @@ class ArticleChange(BaseModel):
     @property
     def what(self) -> str:
         """`제20조(연차유급휴가) 제1항`, `제21조 (← 제20조)`."""
-        head = f"{self.article}({self.title})" if self.title and self.article != "부칙" else self.article
+        if self.article == "부칙":
+            head = self.title or self.article  # 부칙 <2026.3.1>: the block's date tells which one
+        else:
+            head = f"{self.article}({self.title})" if self.title else self.article
         if self.previous_article and self.previous_article != self.article:
             head += f" (← {self.previous_article})"
         return f"{head} {', '.join(self.paragraphs)}".strip()
