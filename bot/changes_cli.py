@@ -98,11 +98,12 @@ def _article_diff(article: ArticleChange) -> list[list[tuple[str, str]]]:
         pairs = [(before, after)]
     lines = []
     for old_text, new_text in pairs:
-        runs = word_diff(old_text, new_text)
         line: list[tuple[str, str]] = []
-        for kind, words in runs:
+        for kind, words in word_diff(old_text, new_text):
             start, end = _MARKS[kind]
-            line.append((f"{start}{words}{end} ", _STYLES[kind]))
+            if line:
+                line.append((" ", ""))
+            line.append((f"{start}{words}{end}", _STYLES[kind]))
         lines.append(line)
     return lines
 
