@@ -376,20 +376,20 @@ class ChangeLog:
         return out
 
     def amendments(self, *, today: str, within_days: int,
-                   collections: Sequence[str] = ()) -> dict[tuple[str, str], Amendment]:
-        """(doc, article) → its latest amendment, for articles changed within `within_days` before `today` or
-        changed by a version still to come into force."""
+                   collections: Sequence[str] = ()) -> dict[tuple[str, str], list[Amendment]]:
+        """(doc, article) → its latest amendment in force within `within_days` before `today`, then its latest
+        amendment still to come into force (either may be missing)."""
         start = (date.fromisoformat(today) - timedelta(days=within_days)).isoformat()
-        found: dict[tuple[str, str], Amendment] = {}
+        found: dict[tuple[str, str], dict[bool, Amendment]] = {}
         for change in self.changes(collections=collections):
             pending = change.state == "pending"
             if not pending and not (start <= change.dated <= today):
                 continue
             for article in change.articles:
                 if article.change != "removed" and article.article:
-                    found[(change.doc, article.article)] = Amendment(doc=change.doc, article=article.article,
-                                                                     dated=change.dated, pending=pending)
-        return found
+                    found.setdefault((change.doc, article.article), {})[pending] = Amendment(
+                        doc=change.doc, article=article.article, dated=change.dated, pending=pending)
+        return {key: [kinds[p] for p in (False, True) if p in kinds] for key, kinds in found.items()}
 
 
 def _changes_of(versions: Iterable[VersionRecord]) -> Iterable[DocumentChange]:

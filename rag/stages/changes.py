@@ -171,14 +171,11 @@ class AmendmentNotes:
                                       collections=collections)
         lines: list[str] = []
         for citation in citations:
-            found = amended.get((citation.doc, citation.article))
-            if found is None:
-                continue
-            label = f"{citation.doc} {citation.article}"
-            template = messages.AMENDED_PENDING_NOTE if found.pending else messages.AMENDED_NOTE
-            line = template.format(label=label, date=found.dated)
-            if line not in lines:
-                lines.append(line)
+            for found in amended.get((citation.doc, citation.article), ()):
+                template = messages.AMENDED_PENDING_NOTE if found.pending else messages.AMENDED_NOTE
+                line = template.format(label=f"{citation.doc} {citation.article}", date=found.dated)
+                if line not in lines:
+                    lines.append(line)
         return "\n".join(lines)
 
 
