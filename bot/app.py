@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from rag.cache import CacheBackend, SemanticAnswerCache
+from rag.errors import RetrievalUnavailable
 from rag.knowledge.store import ChunkStore
 from rag.knowledge.versions import ChangeLog, promote_due_versions, today_of
 from rag.llm import ResilientProvider, build_llm_provider
@@ -116,7 +117,10 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     store = ChunkStore(settings.data_dir / "index.sqlite", clock=clock)
     dense_index = open_dense(settings, embedder) if dense else None
     # Start-up is one of the moments a held version whose effective date has come is put in force.
-    promote_due_versions(store, dense_index, today_of(clock))
+    try:
+        promote_due_versions(store, dense_index, today_of(clock))
+    except RetrievalUnavailable as exc:  # Chroma down: they stay held; the first answer or ingest retries
+        log.warning("held versions stay held until the dense index is reachable: %s", exc)
     corpus = IndexedCorpus(store, dense_index, tokenizer)
     analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [])
     neighbours = NeighbourExpander(corpus)

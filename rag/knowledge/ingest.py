@@ -138,7 +138,7 @@ class Ingestor:
         started = time.perf_counter()
         self._file_progress = file_progress
         files, outcomes = discover_files(paths, self.loaders)
-        promote_due_versions(self.store, self.dense, today_of(self.clock))
+        self._promote_due()
         known = {r.path: r for r in self.store.files(collection)}
         seen: set[str] = set()
         for done, path in enumerate(files, start=1):
@@ -199,6 +199,14 @@ class Ingestor:
         status = "updated" if previous is not None else "added"
         return FileOutcome(path=str(path), status=status, doc=parsed.doc, chunks=len(chunks), embedded=embedded,
                            reason="; ".join(loaded.warnings))
+
+    def _promote_due(self) -> None:
+        """Put in force the held versions whose date has come; if the dense index cannot take their vectors they
+        stay held (the next ingest, start-up or answer retries), and the ingest goes on."""
+        try:
+            promote_due_versions(self.store, self.dense, today_of(self.clock))
+        except RetrievalUnavailable as exc:
+            log.warning("held versions stay held until the dense index is reachable: %s", exc)
 
     def _next_version(self, key: str, collection: str, doc: str, chunks: list) -> VersionRecord | None:
         """The version this text makes, or None when it says what the newest stored version says (an unchanged

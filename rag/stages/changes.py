@@ -151,15 +151,17 @@ class AmendmentNotes:
         self.clock = clock
         self.recent_days = recent_days
         self.promote = promote  # (today) → puts due versions in force (the bot wires the dense index into it)
+        self._failed_on = ""  # a day whose promotion failed is not retried on every turn
 
     def keep_current(self) -> None:
         """Promote held versions whose effective date has come: read time is one of the moments that checks."""
         pending = self.log.next_pending()
         today = today_of(self.clock)
-        if self.promote is not None and pending and pending <= today:
+        if self.promote is not None and pending and pending <= today and self._failed_on != today:
             try:
                 self.promote(today)
-            except Exception:  # a failed promotion must not cost the answer; the next turn or ingest retries
+            except Exception:  # a failed promotion must not cost the answer; start-up or the next ingest retries
+                self._failed_on = today
                 log.warning("held versions could not be put in force", exc_info=True)
 
     def run(self, citations: Sequence[Citation], scope: Scope | None = None) -> str:

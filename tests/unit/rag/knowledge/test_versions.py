@@ -1,11 +1,27 @@
-"""Versions: the effective date a text names, and the article-level changes between two versions."""
+"""Versions: the effective date a text names, the article-level changes between two versions, and a held version
+put in force on its date."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
-from rag.knowledge.versions import ArticleText, diff_articles, effective_date, iso_date, word_diff
+from rag.errors import RetrievalUnavailable
+from rag.knowledge.ingest import Ingestor
+from rag.knowledge.store import ChunkStore, FileRecord
+from rag.knowledge.versions import (
+    ArticleText,
+    VersionRecord,
+    article_texts,
+    diff_articles,
+    effective_date,
+    iso_date,
+    promote_due_versions,
+    word_diff,
+)
 from rag.models import Chunk
+from tests.fakes.clock import FakeClock
 
 
 def article(label: str, title: str, text: str) -> ArticleText:
@@ -77,3 +93,63 @@ class TestDiffArticles:
 def test_word_diff_marks_only_the_changed_words():
     runs = word_diff("직원에게는 15일의 휴가를 준다.", "직원에게는 16일의 휴가를 준다.")
     assert runs == [("same", "직원에게는"), ("removed", "15일의"), ("added", "16일의"), ("same", "휴가를 준다.")]
+
+
+class TestHeldVersions:
+    """A version ahead of its date waits in the store; on the date it replaces the chunks in force."""
+
+    @staticmethod
+    def held_store(tmp_path) -> ChunkStore:
+        store = ChunkStore(tmp_path / "index.sqlite")
+        old = [Chunk(chunk_id="a", doc="규칙", article="제1조", text="규칙 제1조\n휴가는 15일이다.")]
+        record = FileRecord(path="/r.md", collection="default", doc="규칙", file_hash="h1", chunk_count=1)
+        first = VersionRecord(path="/r.md", collection="default", version=1, doc="규칙",
+                              articles=tuple(article_texts(old)))
+        store.replace_file(record, old, [["휴가"]], version=first)
+        new = [Chunk(chunk_id="a", doc="규칙", article="제1조", text="규칙 제1조\n휴가는 16일이다.")]
+        store.hold_version("h2", first.model_copy(update={"version": 2, "effective": "2027-01-01",
+                                                          "articles": tuple(article_texts(new))}), new, [["휴가"]])
+        return store
+
+    def test_a_held_version_is_promoted_on_its_date_with_its_vectors(self, tmp_path):
+        store = self.held_store(tmp_path)
+        dense = RecordingDense()
+        assert promote_due_versions(store, dense, "2026-12-31") == []
+        assert store.load()[0][0].text.endswith("15일이다.")
+        [promoted] = promote_due_versions(store, dense, "2027-01-01")
+        assert promoted.version == 2 and [c.text for c in dense.upserted] == ["규칙 제1조\n휴가는 16일이다."]
+        assert store.load()[0][0].text.endswith("16일이다.")
+        assert [v.state for v in store.versions()] == ["superseded", "in_force"]
+
+    def test_an_unreachable_dense_index_keeps_it_held_and_the_ingest_going(self, tmp_path):
+        store = self.held_store(tmp_path)
+        clock = FakeClock(datetime(2027, 1, 2, 12).timestamp())
+        report = Ingestor(store, UnreachableDense(), WhitespaceTokenizer(), clock=clock).ingest([])
+        assert report.outcomes == []
+        assert [v.state for v in store.versions()] == ["in_force", "pending"]
+        assert store.load()[0][0].text.endswith("15일이다.")
+
+
+class RecordingDense:
+    def __init__(self) -> None:
+        self.upserted: list[Chunk] = []
+        self.deleted: list[str] = []
+
+    def upsert(self, chunks) -> None:
+        self.upserted.extend(chunks)
+
+    def delete(self, ids) -> None:
+        self.deleted.extend(ids)
+
+
+class UnreachableDense(RecordingDense):
+    def upsert(self, chunks) -> None:
+        raise RetrievalUnavailable("Chroma is not reachable: ConnectError")
+
+
+class WhitespaceTokenizer:
+    def tokens(self, text: str) -> list[str]:
+        return text.split()
+
+    def tokens_many(self, texts):
+        return [t.split() for t in texts]
