@@ -18,7 +18,7 @@ import yaml
 
 from rag import messages
 from rag.knowledge.versions import ArticleChange, ChangeLog, DocumentChange, paragraphs_of, today_of
-from rag.models import Chunk, Citation, Scope, cite_chunk, paragraph_marker
+from rag.models import Chunk, Citation, Scope, article_label, cite_chunk, paragraph_marker
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.generator import DraftAnswer
 from rag.text import collapse_spaces, normalize_text
@@ -29,6 +29,7 @@ DEFAULT_CUES = Path(__file__).resolve().parent.parent / "data" / "changes.yaml"
 MAX_CHANGES_SHOWN = 3  # versions of one regulation, newest first
 MAX_ARTICLES_SHOWN = 6  # articles of one version
 QUOTE_CHARS = 240
+_ARTICLE = re.compile(r"제?\s*(\d+)\s*조(?:\s*의\s*(\d+))?")
 
 
 class ChangeCues:
@@ -68,8 +69,13 @@ class ChangeAnswerer:
         doc = self._named_document(question, scope)
         if doc:
             changes = self.log.changes(doc=doc, collections=scope.collections)
+            article = _article_named(question)
+            if article:  # "취업규칙 제20조 언제 바뀌었어?": only the changes of that article
+                changes = [c.model_copy(update={"articles": kept}) for c in changes
+                           if (kept := tuple(a for a in c.articles if article in (a.article, a.previous_article)))]
             if not changes:
-                text = messages.CHANGES_NONE.format(doc=doc)
+                text = (messages.CHANGES_NONE_ARTICLE.format(doc=doc, article=article) if article
+                        else messages.CHANGES_NONE.format(doc=doc))
                 return DraftAnswer(text=text, citations=()), LookupResult(kind="changes", doc=doc, exact=True)
             return self._document(doc, list(reversed(changes))[:MAX_CHANGES_SHOWN], scope)
         return self._recent(scope)
@@ -179,6 +185,14 @@ class AmendmentNotes:
                 if line not in lines:
                     lines.append(line)
         return "\n".join(lines)
+
+
+def _article_named(question: str) -> str:
+    """The article a question names ("제20조", "43조의2"), or ""."""
+    match = _ARTICLE.search(normalize_text(question))
+    if match is None:
+        return ""
+    return article_label(int(match.group(1)), int(match.group(2)) if match.group(2) else None)
 
 
 def _within(dated: str, today: str, days: int) -> bool:

@@ -111,3 +111,11 @@ async def test_a_scope_without_the_collection_hears_of_no_change(samples):
     draft, _ = await answer(samples, FakeVersions(samples, edit=renumber_and_remove), question="최근에 바뀐 규정 있어?",
                             scope=Scope(collections=("law",)))
     assert draft.text == "최근 90일 동안 개정된 규정은 없어요." and draft.citations == ()
+
+
+async def test_a_named_article_narrows_the_history_to_its_changes(samples):
+    source = FakeVersions(samples, edit=renumber_and_remove)
+    draft, _ = await answer(samples, source, question="취업규칙 제23조 언제 바뀌었어?")
+    assert "• 제23조(병가) 삭제" in draft.text and "제21조의2" not in draft.text
+    draft, _ = await answer(samples, source, question="취업규칙 제10조 언제 바뀌었어?")
+    assert draft.text == "취업규칙 제10조은(는) 등록된 뒤로 바뀌지 않았어요."
