@@ -111,7 +111,9 @@ class ChangeAnswerer:
             if len(change.articles) > MAX_ARTICLES_SHOWN:
                 lines.append(messages.CHANGES_MORE.format(count=len(change.articles) - MAX_ARTICLES_SHOWN))
         text = "\n".join(lines) + "\n"
-        return (DraftAnswer(text=text, citations=tuple(citations)),
+        # The amended articles as they read now, one tap each.
+        followups = tuple(dict.fromkeys(f"{doc} {c.article}" for c in cited))[:2]
+        return (DraftAnswer(text=text, citations=tuple(citations), followups=followups),
                 LookupResult(kind="changes", doc=doc, chunks=tuple(cited), exact=True))
 
     def _recent(self, scope: Scope) -> tuple[DraftAnswer, LookupResult]:

@@ -121,6 +121,7 @@ class TestAnAmendmentInForce:
         assert answer["answer"].startswith("**취업규칙 개정 내역**")
         assert "제20조" in answer["answer"] and "16일" in answer["answer"] and "2026-11-01 시행" in answer["answer"]
         assert [(c["doc"], c["article"]) for c in answer["citations"]] == [("취업규칙", "제20조")]
+        assert answer["followups"] == ["취업규칙 제20조"]  # the article as it reads now, one tap away
 
     @pytest.mark.parametrize("question", ["취업규칙 뭐가 바뀌었어?", "최근에 바뀐 규정 있어?"])
     def test_other_ways_of_asking_are_lookups_of_the_same_change(self, amended, capsys, question):
