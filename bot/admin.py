@@ -13,7 +13,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -28,6 +28,7 @@ from bot.report import Report, ReportWindowError, load_report, parse_since
 
 if TYPE_CHECKING:
     from bot.server import Runtime
+    from rag.knowledge.versions import DocumentChange
 
 logger = logging.getLogger(__name__)
 
@@ -52,19 +53,25 @@ class AdminPage:
 
     def __init__(self, store: RecordStore, *, token: str,
                  public_hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1"),
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 changes: Callable[[], Sequence[DocumentChange]] | None = None, recent_days: int = 90) -> None:
         if not token:
             raise ValueError("the admin page needs a token (REGBOT_ADMIN_TOKEN)")
         self._store = store
         self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
         self._expected = f"Bearer {token}".encode()
         self._clock = clock
+        self._changes = changes  # the index's change record, for the "최근 개정" section
+        self._recent_days = recent_days
         self._css = stylesheet()
 
     @classmethod
     def for_runtime(cls, runtime: Runtime) -> AdminPage:
         store = runtime.recorder.store if runtime.recorder else open_record_store(runtime.settings, create=False)
-        return cls(store, token=runtime.settings.admin_token, public_hosts=runtime.settings.public_host_names)
+        changes = runtime.components.changes
+        return cls(store, token=runtime.settings.admin_token, public_hosts=runtime.settings.public_host_names,
+                   changes=changes.all if changes is not None else None,
+                   recent_days=runtime.settings.recent_change_days)
 
     def attach(self, app: web.Application) -> None:
         # The playground's host rules: answers only under REGBOT_PUBLIC_HOSTS.
@@ -81,7 +88,9 @@ class AdminPage:
         except ReportWindowError as bad:
             return web.Response(status=400, text=str(bad).replace("--since", "since"), headers=SECURITY_HEADERS)
         try:
-            report = await load_report(self._store, window=window, now=self._clock())
+            changes = self._changes() if self._changes is not None else ()
+            report = await load_report(self._store, window=window, now=self._clock(), changes=changes,
+                                       recent_days=self._recent_days)
         except Exception as exc:  # the records store is unreachable: say so, never a traceback
             logger.warning("admin report failed: %s", exc.__class__.__name__)
             return web.Response(status=503, text="503: the turn records cannot be read right now",
@@ -148,6 +157,8 @@ def render_report_html(report: Report, *, stylesheet_href: str | None = None) ->
         _section(L.FEEDBACK_CHART, _feedback(report), name="feedback"),
         _section(L.DISLIKED, _disliked(report), wide=True, name="disliked"),
     ]
+    if report.recent_changes:
+        sections.append(_section(L.RECENT_CHANGES, _recent_changes(report), wide=True, name="recent-changes"))
     if stylesheet_href:
         style = f'<link rel="stylesheet" href="{escape(stylesheet_href)}">'
     else:
@@ -161,6 +172,16 @@ def render_report_html(report: Report, *, stylesheet_href: str | None = None) ->
         f'<dl class="cards">{card_html}</dl><div class="grid">{"".join(sections)}</div>'
         "</main></body></html>"
     )
+
+
+def _recent_changes(report: Report) -> str:
+    rows = [[(c.doc, False), (", ".join(c.articles), False),
+             (L.PENDING.format(date=c.effective) if c.pending else (c.effective or c.ingested_at[:10]), False),
+             (f"{c.asked_before}", True), ("–" if c.pending else f"{c.asked_after}", True)]
+            for c in report.recent_changes]
+    headers = [(L.COL_DOC, False), (L.COL_ARTICLE, False), (L.COL_EFFECTIVE, False), (L.COL_ASKED_BEFORE, True),
+               (L.COL_ASKED_AFTER, True)]
+    return f'<p class="note">{escape(L.RECENT_CHANGES_NOTE)}</p>' + _table(headers, rows, name="recent-changes")
 
 
 def _empty() -> str:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from rag.cache import CacheBackend, SemanticAnswerCache
+from rag.errors import RetrievalUnavailable
 from rag.knowledge.store import ChunkStore
+from rag.knowledge.versions import ChangeLog, promote_due_versions, today_of
 from rag.llm import ResilientProvider, build_llm_provider
 from rag.pipeline import AnswerPipeline, PipelineConfig
 from rag.retrieval.config import RetrievalConfig
@@ -24,6 +28,7 @@ from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Rera
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages import StageTimeouts, build_stages
+from rag.stages.changes import AmendmentNotes, ChangeAnswerer
 from rag.stages.enhancer import HistoryWindow
 from rag.stages.legal_basis import CollectionRoles
 
@@ -46,6 +51,8 @@ class Components:
     retriever: HybridRetriever
     pipeline: AnswerPipeline
     llm: ResilientProvider | None = None
+    changes: ChangeLog | None = None  # article-level changes between ingested versions (`regbot changes`)
+    clock: Callable[[], float] = field(default=time.time)  # which version is in force today; tests fix it
 
     async def aclose(self) -> None:
         if self.llm is not None:
@@ -59,7 +66,7 @@ class Components:
         from rag.knowledge.ingest import Ingestor  # the loaders (pdf, hwp, docx…): only ingest needs them
 
         return Ingestor(self.store, self.dense, self.tokenizer,
-                        max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None)
+                        max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None, clock=self.clock)
 
 
 def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex:
@@ -91,17 +98,29 @@ def build_reranker(config: RetrievalConfig, corpus: IndexedCorpus, llm: Resilien
     return heuristic
 
 
+def _promote_and_reload(store: ChunkStore, dense: DenseIndex | None, corpus: IndexedCorpus, today: str) -> None:
+    """Put held versions due by `today` in force and reload the corpus, so lookups see them too."""
+    if promote_due_versions(store, dense, today):
+        corpus.refresh()
+
+
 def build_components(settings: Settings, *, embedder: Embedder | None = None,
                      tokenizer: Tokenizer | None = None, dense: bool = True,
-                     cache_backend: CacheBackend | None = None) -> Components:
+                     cache_backend: CacheBackend | None = None,
+                     clock: Callable[[], float] = time.time) -> Components:
     """Wire the knowledge base, retrieval and the pipeline from settings.
 
     `cache_backend` (the server's state store) turns on the semantic answer cache; one-shot commands leave it off.
     """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = tokenizer or KiwiTokenizer(cache_dir=settings.data_dir)
-    store = ChunkStore(settings.data_dir / "index.sqlite")
+    store = ChunkStore(settings.data_dir / "index.sqlite", clock=clock)
     dense_index = open_dense(settings, embedder) if dense else None
+    # Start-up is one of the moments a held version whose effective date has come is put in force.
+    try:
+        promote_due_versions(store, dense_index, today_of(clock))
+    except RetrievalUnavailable as exc:  # Chroma down: they stay held; the first answer or ingest retries
+        log.warning("held versions stay held until the dense index is reachable: %s", exc)
     corpus = IndexedCorpus(store, dense_index, tokenizer)
     analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [])
     neighbours = NeighbourExpander(corpus)
@@ -116,6 +135,9 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)
+    changes = ChangeLog(store)
+    amendments = AmendmentNotes(changes, clock=clock, recent_days=settings.recent_change_days,
+                                promote=partial(_promote_and_reload, store, dense_index, corpus))
     # The fast model's short structured replies start within a fraction of the answer's time to first byte.
     timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 4, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
@@ -123,7 +145,9 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                           answerable_threshold=settings.answerable_threshold, hyde=settings.enable_hyde,
                           window=HistoryWindow(messages=settings.history_messages, chars=settings.history_chars),
                           roles=CollectionRoles(law=tuple(c.strip() for c in settings.law_collections.split(",")
-                                                          if c.strip())))
+                                                          if c.strip())),
+                          changes=ChangeAnswerer(changes, lookup, clock=clock, recent_days=settings.recent_change_days),
+                          amendments=amendments)
     evidence = EvidenceSelector(neighbours, max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,
@@ -134,4 +158,4 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                                     rewrite_rounds=settings.rewrite_rounds,
                                                     verify=settings.hallucination_check))
     return Components(settings=settings, tokenizer=tokenizer, store=store, dense=dense_index, corpus=corpus,
-                      lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm)
+                      lookup=lookup, retriever=retriever, pipeline=pipeline, llm=llm, changes=changes, clock=clock)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 from rich.console import Console
 
+from bot.changes_cli import add_changes_arguments, cmd_changes
 from bot.config import Settings
 from rag.errors import RegbotError
 from rag.models import Answer, Message, Role
@@ -484,6 +485,7 @@ COMMANDS: list[Command] = [
     Command("playground", "the web playground on 127.0.0.1 (opens a browser when there is one)",
             add_playground_arguments, cmd_playground),
     Command("report", "what was asked, answered, refused (by theme) and disliked", add_report_arguments, cmd_report),
+    Command("changes", "article-level changes between ingested versions", add_changes_arguments, cmd_changes),
 ]
 
 

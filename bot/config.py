@@ -206,6 +206,10 @@ class Settings(BaseSettings):
     records_days: float = Field(90.0, alias="REGBOT_RECORDS_DAYS",
                                 description="Days turn records are kept for `regbot report` and `/admin`; "
                                             "0 keeps none.")
+    recent_change_days: int = Field(90, ge=0, alias="REGBOT_RECENT_CHANGE_DAYS",
+                                    description="An answer quoting an article amended within this many days says so "
+                                                "(\"2026-03-01 개정\"); also the window of \"최근에 바뀐 규정\" and "
+                                                "of the report's recent changes (docs/versions.md).")
     admin_token: str = Field("", alias="REGBOT_ADMIN_TOKEN",
                              description="Bearer token that enables `/admin` (the operator report); unset: 404.",
                              json_schema_extra={"secret": True})

@@ -13,10 +13,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bot.records import FeedbackRecord, RecordStore, TurnRecord
+from bot.report_changes import AmendmentActivity, recent_changes
 from bot.themes import Theme, group_refusals
+from rag.knowledge.versions import DocumentChange
 
 # Outcomes the contract always lists (zero when absent); any other outcome gets its own key as it appears.
 CONTRACT_OUTCOMES = ("answered", "not_covered", "small_talk", "rate_limited", "error")
@@ -116,6 +118,8 @@ class Report(BaseModel):
     llm_tokens_per_answer: float | None  # None while answers do not report tokens
     cache_hit_rate: float | None
     kept_questions: bool  # some records in the window carry question text
+    # Amendments of the last REGBOT_RECENT_CHANGE_DAYS and the questions that touched them (docs/versions.md).
+    recent_changes: list[AmendmentActivity] = Field(default_factory=list)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
@@ -128,7 +132,8 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
 
 
 def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord], *, since: float, until: float,
-                 tz: tzinfo | None = None) -> Report:
+                 tz: tzinfo | None = None, changes: Sequence[DocumentChange] = (),
+                 recent_days: int = 90) -> Report:
     """The report over records with `since <= at <= until` (epoch seconds); days are counted in `tz`."""
     zone = tz or datetime.now().astimezone().tzinfo or UTC
     window = sorted((t for t in turns if since <= t.at <= until), key=lambda t: t.at)
@@ -171,13 +176,16 @@ def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord]
         llm_tokens_per_answer=round(sum(tokens) / len(tokens), 1) if tokens else None,
         cache_hit_rate=round(sum(t.cache_hit for t in cacheable) / len(cacheable), 4) if cacheable else None,
         kept_questions=any(t.question for t in window),
+        recent_changes=recent_changes(changes, window, since=since, until=until, recent_days=recent_days),
     )
 
 
-async def load_report(store: RecordStore, *, window: timedelta, now: float, tz: tzinfo | None = None) -> Report:
-    """Read the window's records from `store` and build the report."""
+async def load_report(store: RecordStore, *, window: timedelta, now: float, tz: tzinfo | None = None,
+                      changes: Sequence[DocumentChange] = (), recent_days: int = 90) -> Report:
+    """Read the window's records from `store` and build the report (with the index's recent `changes`)."""
     since = now - window.total_seconds()
-    return build_report(await store.turns(since), await store.feedback(since), since=since, until=now, tz=tz)
+    return build_report(await store.turns(since), await store.feedback(since), since=since, until=now, tz=tz,
+                        changes=changes, recent_days=recent_days)
 
 
 def report_json(report: Report) -> dict:

@@ -22,6 +22,7 @@ from bot.admin import render_report_html
 from bot.config import Settings
 from bot.records import open_record_store
 from bot.report import Report, ReportWindowError, load_report, parse_since, report_json
+from bot.report_changes import changes_in_data_dir
 
 _DAY_S = 86400.0
 
@@ -67,7 +68,8 @@ def run_report(settings: Settings, *, since: str, as_json: bool, html_file: str 
 async def _load(settings: Settings, window) -> Report:
     store = open_record_store(settings, create=False)
     try:
-        return await load_report(store, window=window, now=time.time())
+        return await load_report(store, window=window, now=time.time(), changes=changes_in_data_dir(settings),
+                                 recent_days=settings.recent_change_days)
     finally:
         await store.close()
 
@@ -146,6 +148,16 @@ def print_report(report: Report, out: Console) -> None:
         examples = (plain(" / ".join(t.examples)),) if report.kept_questions else ()
         themes.add_row(plain(t.label), str(t.count), *examples)
     out.print(themes)
+
+    if report.recent_changes:
+        amended = Table(title=L.RECENT_CHANGES, caption=L.RECENT_CHANGES_NOTE)
+        for column in (L.COL_DOC, L.COL_ARTICLE, L.COL_EFFECTIVE, L.COL_ASKED_BEFORE, L.COL_ASKED_AFTER):
+            amended.add_column(column)
+        for c in report.recent_changes:
+            when = L.PENDING.format(date=c.effective) if c.pending else (c.effective or c.ingested_at[:10])
+            amended.add_row(plain(c.doc), plain(", ".join(c.articles)), when, str(c.asked_before),
+                            "–" if c.pending else str(c.asked_after))
+        out.print(amended)
 
     if report.disliked:
         disliked = Table(title=L.DISLIKED)

@@ -42,6 +42,12 @@ COL_CITED = "인용"
 COL_QUESTION = "질문"
 COL_COMMENT = "의견"
 PURGED = "기록 {count}건을 삭제했습니다."
+RECENT_CHANGES = "최근 개정"
+RECENT_CHANGES_NOTE = "개정된 조문을 인용한 질문 수: 새 조문으로 답하기 전과 후 (기간 안)."
+COL_EFFECTIVE = "시행일"
+COL_ASKED_BEFORE = "개정 전 질문"
+COL_ASKED_AFTER = "개정 후 질문"
+PENDING = "{date} 시행 예정"
 
 PLATFORM_NAMES = {"slack": "Slack", "teams": "Teams", "web": "웹 playground", "other": "기타"}
 OUTCOME_NAMES = {

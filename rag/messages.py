@@ -81,6 +81,23 @@ RELATED_LAW = "관련 법령:"  # the statutes an internal rule rests on (rag/st
 RELATED_RULES = "관련 사내 규정:"  # the organisation's rules that implement a statute
 OFFLINE_NOTE = "(AI 응답을 받을 수 없어 규정 원문을 그대로 인용했어요.)"
 UNVERIFIED_NOTE = "(일부 내용은 인용 조문에서 확인되지 않아 제외했어요.)"
+# What changed between versions of a regulation (rag/stages/changes.py) and the line an answer quoting an amended
+# article adds.
+CHANGES_HEADER = "**{doc} 개정 내역**"
+CHANGES_RECENT_HEADER = "**최근 개정된 규정** (최근 {days}일)"
+CHANGES_IN_FORCE = "{date} 시행 (버전 {old} → {new}, {ingested} 반영)"
+CHANGES_PENDING = "{date}부터 시행 예정 (버전 {old} → {new}, {ingested} 반영). 그 전까지는 현행 조문이 적용돼요."
+CHANGE_KINDS = {"changed": "변경", "added": "신설", "removed": "삭제", "renumbered": "조 번호 변경"}
+CHANGE_LINE = "• {what} {kind}"
+CHANGE_BEFORE = "  전: {text}"
+CHANGE_AFTER = "  후: {text}"
+CHANGES_MORE = "  … 외 {count}개 조문"
+CHANGES_NONE = "{doc}은(는) 등록된 뒤로 바뀐 조문이 없어요."
+CHANGES_NONE_ARTICLE = "{doc} {article}은(는) 등록된 뒤로 바뀌지 않았어요."
+CHANGES_NONE_RECENT = "최근 {days}일 동안 개정된 규정은 없어요."
+CHANGES_RECENT_DOC = "• {doc} — {when}: {articles}"
+AMENDED_NOTE = "※ {label}: {date} 개정"
+AMENDED_PENDING_NOTE = "※ {label}: 개정되어 {date}부터 시행 예정"
 
 # Input problems and failures.
 EMPTY_QUESTION = "질문 내용이 비어 있어요. 궁금한 규정을 문장으로 적어 주세요. 예: \"출장비는 어떻게 정산해?\""

@@ -30,6 +30,7 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.stages.answerability import refusal_message
+from rag.stages.changes import AmendmentNotes
 from rag.stages.followups import about_articles
 from rag.stages.generator import DraftAnswer, GenerationEvent, GenerationInput
 from rag.stages.grader import GradeResult
@@ -96,6 +97,7 @@ class PipelineStages:
     smalltalk: SmallTalkResponder = field(default_factory=SmallTalkResponder)
     llm: LlmProvider | None = None  # the provider the LLM stages share (its breaker state goes in the answer)
     legal: LegalBasis | None = None  # "관련 법령" / "관련 사내 규정" after the answer (collections with roles)
+    amendments: AmendmentNotes | None = None  # "※ 취업규칙 제20조: 2026-03-01 개정" under an answer quoting it
 
 
 @dataclass
@@ -201,6 +203,8 @@ class AnswerPipeline:
     async def _answer(self, turn: Turn, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         question = normalize_text(turn.text).strip()
         yield AnswerEvent.status(messages.STATUS_UNDERSTANDING)
+        if self.stages.amendments is not None:
+            self.stages.amendments.keep_current()  # a held version whose date has come is answered from today
         cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None
         if cacheable:
             match = await self._cache_lookup(question, turn.scope, trace)
@@ -233,6 +237,9 @@ class AnswerPipeline:
             if result.kind in ("not_found", "ambiguous") and not result.exact and turn.force_route is None:
                 route = Route.SEARCH  # a name that looked like a reference but is not one: search instead
             else:
+                note = self._amendment_note(draft.citations, turn.scope) if result.kind != "changes" else ""
+                if note:
+                    draft = draft.model_copy(update={"text": f"{draft.text.rstrip()}\n\n{note}\n"})
                 yield AnswerEvent.delta(draft.text)
                 if draft.citations:
                     yield AnswerEvent.sources(draft.citations)
@@ -344,6 +351,10 @@ class AnswerPipeline:
                 yield AnswerEvent.delta("\n\n" + part.render())
                 answer_text += "\n\n" + part.render()
                 citations += part.citations
+        note = self._amendment_note(citations, turn.scope)
+        if note:
+            yield AnswerEvent.delta("\n\n" + note)
+            answer_text += "\n\n" + note
         final_text = answer_text + ("\n\n" + "\n".join(notes) if notes else "")
         yield AnswerEvent.sources(citations)
         followups = await self._timed(trace, "followups", self.stages.followups.run(
@@ -356,6 +367,10 @@ class AnswerPipeline:
             # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
             await self._cache_store(enhanced.original, turn.scope, answer, trace)
         yield AnswerEvent.done(answer)
+
+    def _amendment_note(self, citations: tuple[Citation, ...], scope: Scope) -> str:
+        """A line for each quoted article amended lately (or about to be), or ""."""
+        return self.stages.amendments.run(citations, scope) if self.stages.amendments is not None else ""
 
     @staticmethod
     def _retrieval_request(turn: Turn, understood: QueryUnderstanding) -> RetrievalRequest:

@@ -16,6 +16,15 @@ from rag.knowledge.chunker import ArticleChunker
 from rag.knowledge.loaders import LoaderRegistry
 from rag.knowledge.parser import RegulationParser
 from rag.knowledge.store import ChunkStore, FileRecord
+from rag.knowledge.versions import (
+    VersionRecord,
+    article_texts,
+    effective_date,
+    promote_due_versions,
+    same_text,
+    timestamp_of,
+    today_of,
+)
 from rag.retrieval.corpus import lexical_tokens
 from rag.retrieval.dense import DenseIndex
 from rag.retrieval.tokenizer import Tokenizer
@@ -108,7 +117,8 @@ class Ingestor:
 
     def __init__(self, store: ChunkStore, dense: DenseIndex | None, tokenizer: Tokenizer, *,
                  loaders: LoaderRegistry | None = None, parser: RegulationParser | None = None,
-                 chunker: ArticleChunker | None = None, max_file_bytes: int | None = None) -> None:
+                 chunker: ArticleChunker | None = None, max_file_bytes: int | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         if max_file_bytes is not None and max_file_bytes < 1:
             raise ValueError("max_file_bytes must be positive (None: no limit)")
         self.max_file_bytes = max_file_bytes
@@ -119,6 +129,7 @@ class Ingestor:
         self.loaders = loaders or LoaderRegistry()
         self.parser = parser or RegulationParser()
         self.chunker = chunker or ArticleChunker()
+        self.clock = clock  # epoch seconds: when a version was ingested, and which versions are in force today
 
     def ingest(self, paths: Iterable[Path], *, collection: str = "default", prune: bool = False,
                progress: ProgressCallback | None = None,
@@ -127,6 +138,7 @@ class Ingestor:
         started = time.perf_counter()
         self._file_progress = file_progress
         files, outcomes = discover_files(paths, self.loaders)
+        self._promote_due()
         known = {r.path: r for r in self.store.files(collection)}
         seen: set[str] = set()
         for done, path in enumerate(files, start=1):
@@ -164,12 +176,15 @@ class Ingestor:
             if not chunks:
                 raise IngestError(f"{path.name}: no text found")
             tokens = self._tokens(chunks, path.name)
+            version = self._next_version(key, collection, parsed.doc, chunks)
+            if version is not None and version.effective > today_of(self.clock):
+                return self._hold(path, digest, version, chunks, tokens)
             embedded = self._embed_changed(chunks, key, collection, path.name)
             old_ids = set(self.store.chunk_ids_of(key, collection))
             record = FileRecord(path=key, collection=collection, doc=parsed.doc, file_hash=digest,
                                 chunk_count=len(chunks))
             # New vectors are written first; the old ones go only after the store points at the new chunks.
-            self.store.replace_file(record, chunks, tokens)
+            self.store.replace_file(record, chunks, tokens, version=version)
             stale = old_ids - {c.chunk_id for c in chunks}
             if stale and self.dense is not None:
                 self.dense.delete(sorted(stale))
@@ -184,6 +199,32 @@ class Ingestor:
         status = "updated" if previous is not None else "added"
         return FileOutcome(path=str(path), status=status, doc=parsed.doc, chunks=len(chunks), embedded=embedded,
                            reason="; ".join(loaded.warnings))
+
+    def _promote_due(self) -> None:
+        """Put in force the held versions whose date has come; if the dense index cannot take their vectors they
+        stay held (the next ingest, start-up or answer retries), and the ingest goes on."""
+        try:
+            promote_due_versions(self.store, self.dense, today_of(self.clock))
+        except RetrievalUnavailable as exc:
+            log.warning("held versions stay held until the dense index is reachable: %s", exc)
+
+    def _next_version(self, key: str, collection: str, doc: str, chunks: list) -> VersionRecord | None:
+        """The version this text makes, or None when it says what the newest stored version says (an unchanged
+        re-ingest records nothing). A held version re-ingested with the same text keeps its number and takes the
+        new effective date."""
+        latest = self.store.latest_version(key, collection)
+        articles = tuple(article_texts(chunks))
+        effective = effective_date(chunks)
+        if latest is not None and same_text(latest.articles, articles):
+            return latest.model_copy(update={"effective": effective}) if latest.state == "pending" else None
+        return VersionRecord(path=key, collection=collection, version=latest.version + 1 if latest else 1, doc=doc,
+                             effective=effective, ingested_at=timestamp_of(self.clock), articles=articles)
+
+    def _hold(self, path: Path, digest: str, version: VersionRecord, chunks: list, tokens: list) -> FileOutcome:
+        """A version whose effective date is ahead is stored, not indexed: the text in force stays until then."""
+        self.store.hold_version(digest, version, chunks, tokens)
+        return FileOutcome(path=str(path), status="updated", doc=version.doc, chunks=len(chunks),
+                           reason=f"held: in force from {version.effective} (version {version.version})")
 
     def _tokens(self, chunks: list, name: str) -> list[list[str]]:
         """Lexical tokens, in batches so a big file reports its progress."""

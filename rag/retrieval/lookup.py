@@ -67,7 +67,7 @@ class LookupResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["article", "articles", "chapter", "annex", "addenda", "overview", "fulltext", "ambiguous",
-                  "not_found"]
+                  "not_found", "changes"]  # changes: "개정 내역", answered from the change record
     doc: str = ""
     target: str = ""  # 제60조, 제4장, 별표 2, 부칙, "제60조, 제61조" (articles), or "" for an overview
     paragraph: str = ""  # ① when the reference named a 항

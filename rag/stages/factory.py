@@ -13,6 +13,7 @@ from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.agent_tools import AgentTools, RegulationSearch
 from rag.stages.answerability import DEFAULT_THRESHOLD
+from rag.stages.changes import AmendmentNotes, ChangeAnswerer
 from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
 from rag.stages.generator import ExtractiveGenerator, LlmGenerator
@@ -47,7 +48,8 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
                  timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None,
                  answerable_threshold: float = DEFAULT_THRESHOLD, search: RegulationSearch | None = None,
                  max_tool_rounds: int = 2, hyde: bool = True, window: HistoryWindow | None = None,
-                 roles: CollectionRoles | None = None) -> PipelineStages:
+                 roles: CollectionRoles | None = None, changes: ChangeAnswerer | None = None,
+                 amendments: AmendmentNotes | None = None) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
@@ -56,14 +58,15 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     timeouts = timeouts or StageTimeouts()
     enhancer = OfflineQueryEnhancer(folder or ConversationFolder(tokenizer), window=window)
     understander = OfflineQueryUnderstander(enhancer=enhancer,
-                                            router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus),
+                                            router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus,
+                                                                      changes=changes),
                                             planner=OfflineQueryPlanner(tokenizer))
     grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, threshold=answerable_threshold)
     smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)
     verifier = OfflineVerifier(corpus, tokenizer)
     followups = OfflineFollowupSuggester(lookup.citations)
-    structural = StructuralAnswerer(lookup)
+    structural = StructuralAnswerer(lookup, changes=changes)
     legal = LegalBasis(corpus, lookup, tokenizer, roles=roles)
 
     extractive = ExtractiveGenerator(corpus, tokenizer, analyzer=analyzer)
@@ -72,7 +75,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
         return PipelineStages(understander=understander, grader=grader, rewriter=rewriter,
                               generator=extractive, verifier=verifier,
                               followups=followups, structural=structural, cache=cache, smalltalk=smalltalk,
-                              legal=legal)
+                              legal=legal, amendments=amendments)
 
     tools = AgentTools(lookup=lookup, search=search) if search is not None and max_tool_rounds > 0 else None
 
@@ -93,4 +96,5 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
         smalltalk=smalltalk,
         llm=llm,
         legal=legal,
+        amendments=amendments,
     )

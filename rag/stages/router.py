@@ -9,6 +9,7 @@ small talk.
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -81,6 +82,12 @@ _NOISE = re.compile(r"[ㄱ-ㅣ\s~!?.,…^_\-—·'\"()\[\]]+|[\U0001F000-\U0001F
 _RULE_CODE = re.compile(r"\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")
 
 
+class ChangeQuestion(Protocol):
+    """Tells a "what changed" question (`rag.stages.changes.ChangeCues`)."""
+
+    def asks(self, question: str) -> bool: ...
+
+
 class RouteDecision(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -97,19 +104,24 @@ class OfflineQueryRouter:
     """
 
     def __init__(self, lookup: StructuralLookup, tokenizer: Tokenizer, *, corpus: IndexedCorpus | None = None,
-                 max_topic_words: int = 2) -> None:
+                 max_topic_words: int = 2, changes: ChangeQuestion | None = None) -> None:
         self.lookup = lookup
+        self.changes = changes  # "개정 내역" cues (rag/data/changes.yaml): a lookup of the change record
         self.tokenizer = tokenizer
         self.corpus = corpus if corpus is not None else getattr(lookup, "corpus", None)
         self.max_topic_words = max_topic_words
 
     async def run(self, question: str) -> RouteDecision:
-        if self.lookup.parse(question) is not None:
+        if self.lookup.parse(question) is not None or self.asks_changes(question):
             return RouteDecision(route=Route.LOOKUP)
         kind = self.chitchat_kind(question)
         if kind:
             return RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind)
         return RouteDecision(route=Route.SEARCH)
+
+    def asks_changes(self, question: str) -> bool:
+        """"취업규칙 개정 내역", "최근에 바뀐 규정 있어?": what changed, answered from the change record."""
+        return self.changes is not None and self.changes.asks(question)
 
     def chitchat_kind(self, question: str) -> str:
         """The kind of small talk, or "" when the message is (or carries) a question about the regulations."""

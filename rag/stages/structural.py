@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rag import messages
 from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.followups import about_articles
 from rag.stages.generator import DraftAnswer
+
+if TYPE_CHECKING:
+    from rag.stages.changes import ChangeAnswerer
 
 MAX_OUTLINE_LINES = 60
 FULLTEXT_PAGE_CHARS = 3500  # one chat message (Slack sections and Teams cards stay readable at this size)
@@ -15,10 +20,13 @@ FULLTEXT_PAGE_CHARS = 3500  # one chat message (Slack sections and Teams cards s
 class StructuralAnswerer:
     """Answers exactly what a reference names, quoting the article text (or one 항 when named)."""
 
-    def __init__(self, lookup: StructuralLookup) -> None:
+    def __init__(self, lookup: StructuralLookup, *, changes: ChangeAnswerer | None = None) -> None:
         self.lookup = lookup
+        self.changes = changes  # "개정 내역" questions: answered from the change record
 
     async def run(self, query: str, scope: Scope | None = None) -> tuple[DraftAnswer, LookupResult]:
+        if self.changes is not None and self.changes.asks(query):
+            return await self.changes.run(query, scope)
         result = self.lookup.lookup(query, scope)
         return self.render(result, query), result
 

@@ -197,7 +197,7 @@ class LlmQueryUnderstander:
     def _caught_by_pattern(self, question: str) -> bool:
         """A structural reference, or small talk with no question in it."""
         return (self.lookup.parse(question) is not None or self.lookup.names_no_regulation(question)
-                or bool(self.fallback.chitchat_kind(question)))
+                or self.fallback.router.asks_changes(question) or bool(self.fallback.chitchat_kind(question)))
 
     def _hint(self, question: str) -> str:
         """The intent table's words for the situation the question describes, or ""."""
