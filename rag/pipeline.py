@@ -218,7 +218,7 @@ class AnswerPipeline:
 
         if route == Route.CHITCHAT:
             kind = understood.decision.chitchat_kind
-            text = self.stages.smalltalk.reply(kind, question)
+            text = self.stages.smalltalk.reply(kind, question, language=understood.language)
             yield AnswerEvent.delta(text)
             # A question the bot cannot answer is declined: a refusal, not a chat.
             yield AnswerEvent.done(self._answer_model(text, route, trace, grounded=kind != OFF_TOPIC))
@@ -248,6 +248,10 @@ class AnswerPipeline:
     async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
                       cacheable: bool) -> AsyncIterator[AnswerEvent]:
         enhanced, plan = understood.enhanced, understood.plan
+        # An English or Vietnamese question is judged by its Korean words (rag/lang/glossary.py), never its own.
+        judged = understood.korean_query or enhanced.text
+        if understood.korean_query:
+            trace.note(f"language: {understood.language} → {_short(understood.korean_query)}")
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
         if plan.hypothetical_answer:
             trace.note(f"hyde: {_short(plan.hypothetical_answer)}")
@@ -261,7 +265,7 @@ class AnswerPipeline:
             trace.note("grade: off (REGBOT_ENABLE_SELF_RAG)")
             grade = GradeResult(passed=True, score=100.0, relevant=tuple(h.chunk.chunk_id for h in hits))
         else:
-            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
+            grade = await self._timed(trace, "grade", self.stages.grader.run(judged, hits, parts=parts))
             trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
         rounds = 0
         # A round costs a rewrite and a grade; it starts only while the budget still pays for it and the answer.
@@ -274,10 +278,10 @@ class AnswerPipeline:
                 result = await self.retrieval.extend(result, rewritten, wanted)
             hits = list(result.hits)
             # Graded against the question the user asked, never against the rewrite.
-            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
+            grade = await self._timed(trace, "grade", self.stages.grader.run(judged, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
-            text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on)
+            text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on, language=understood.language)
             # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
             nearest = about_articles(enhanced.text, [h.chunk for h in hits], at_most=REFUSAL_NEAREST)
             yield AnswerEvent.delta(text)
@@ -291,7 +295,8 @@ class AnswerPipeline:
         request = GenerationInput(question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
                                   sub_questions=plan.sub_questions,
                                   evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
-                                  scope=turn.scope)
+                                  scope=turn.scope, language=understood.language,
+                                  korean_query=understood.korean_query, topics=understood.topics)
         yield AnswerEvent.status(messages.STATUS_WRITING)
         generator = self.stages.generator
         streamed: list[str] = []

@@ -36,6 +36,7 @@ class GlossaryEntry(BaseModel):
     terms: tuple[str, ...] = Field(min_length=1)
     korean: tuple[str, ...] = Field(min_length=1)
     examples: tuple[str, ...] = Field(min_length=1)
+    names_topic: bool = True  # False for words that ask for a figure ("how many days"): searched, not a topic
 
     @property
     def topic(self) -> str:
@@ -109,7 +110,7 @@ class Glossary:
                     found.append((start, entry))
         found.sort(key=lambda pair: pair[0])
         korean = list(dict.fromkeys(word for _, entry in found for word in entry.korean))
-        topics = tuple(dict.fromkeys(entry.topic for _, entry in found))
+        topics = tuple(dict.fromkeys(entry.topic for _, entry in found if entry.names_topic))
         return GlossaryMatch(language=language, korean_query=" ".join(korean), topics=topics)
 
 
@@ -128,7 +129,7 @@ def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = ()) 
                 try:
                     entries.append(GlossaryEntry(
                         language=language, terms=_strings(item["terms"]), korean=_strings(item["ko"]),
-                        examples=_strings(item["examples"])))
+                        examples=_strings(item["examples"]), names_topic=bool(item.get("topic", True))))
                 except (KeyError, TypeError, ValueError) as error:
                     raise ValueError(f"{source.name}: {language} entry {number} needs terms, ko and examples "
                                      f"({error})") from None

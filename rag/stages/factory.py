@@ -57,7 +57,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     enhancer = OfflineQueryEnhancer(folder or ConversationFolder(tokenizer), window=window)
     understander = OfflineQueryUnderstander(enhancer=enhancer,
                                             router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus),
-                                            planner=OfflineQueryPlanner(tokenizer))
+                                            planner=OfflineQueryPlanner(tokenizer), glossary=analyzer.glossary)
     grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, threshold=answerable_threshold)
     smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)
