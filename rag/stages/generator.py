@@ -713,6 +713,8 @@ class LlmGenerator:
                 numbers = ", ".join(f"[{s.index}]" for s in evidence if part in s.parts) or NO_PART_SOURCES
                 lines.append(PART_LINE.format(number=part + 1, question=neutralise(sub_question), sources=numbers))
         lines.append("\n" + STYLE_HINTS.get(request.answer_style, STYLE_HINTS["concise"]))
+        if request.language in FOREIGN:  # explain in the asker's language beside the Korean quote
+            lines.append(framing_for(request.language).LLM_LANGUAGE_RULE)
         return Message(role=Role.USER, content="\n".join(lines))
 
     def _draft(self, text: str, sources: list[NumberedSource], *, followups: tuple[str, ...],
