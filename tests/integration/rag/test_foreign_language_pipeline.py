@@ -51,7 +51,8 @@ async def test_a_korean_question_with_english_words_keeps_the_korean_answer(samp
     assert messages.EXTRACTIVE_SUPPORT in answer.text and "3일 전까지" in answer.text
 
 
-async def test_with_an_llm_the_answer_is_asked_for_in_the_askers_language_beside_the_korean_quote(make_pipeline):
+async def test_with_an_llm_the_answer_is_asked_for_in_the_askers_language_beside_the_korean_quote(
+        make_pipeline):  # noqa: F811 (the imported fixture)
     question = "How many days of paid annual leave do I get after one year?"
     reply = "You get 15 days: 「1년간 80퍼센트 이상 출근한 직원에게는 15일의 연차유급휴가를 준다.」 [1]."
     claude = FakeClaude(understand=[understood(question)], grade=[passes("취업규칙 제20조")],
