@@ -281,7 +281,10 @@ class AnswerPipeline:
             grade = await self._timed(trace, "grade", self.stages.grader.run(judged, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
-            text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on, language=understood.language)
+            # A foreign question the glossary could not read has no words worth naming ("what", "does").
+            unread = understood.language != "ko" and not understood.korean_query
+            text = refusal_message(() if unread else grade.looked_for, hits,
+                                   silent_on=() if unread else grade.silent_on, language=understood.language)
             # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
             nearest = about_articles(enhanced.text, [h.chunk for h in hits], at_most=REFUSAL_NEAREST)
             yield AnswerEvent.delta(text)

@@ -60,7 +60,7 @@ def _fold(text: str, language: str, *, plain: bool = False) -> list[str]:
     text = unicodedata.normalize("NFC", text).lower()
     if language == "vi":
         return _VIETNAMESE_WORD.findall(_strip_marks(text) if plain else text)
-    words = _ENGLISH_WORD.findall(text.replace("’", "'"))
+    words = [w.removesuffix("'s") for w in _ENGLISH_WORD.findall(text.replace("’", "'"))]
     return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(_NO_STEM) else w for w in words]
 
 

@@ -21,6 +21,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("greeting", re.compile(r"^\s*(hi|hello|hey|good\s+(morning|afternoon|evening)|xin\s+chào|chào(\s+bạn)?"
                             r"|xin\s+chao|chao\s+ban)\b", re.I)),
     ("apology", re.compile(r"\b(sorry|my\s+bad)\b|xin\s+lỗi", re.I)),
+    ("praise", re.compile(r"\b(good\s+job|well\s+done|great\s+answer|very\s+helpful)\b|giỏi\s+quá|hay\s+quá", re.I)),
+    ("test", re.compile(r"^\s*(test|testing|ping)\s*[.!?]*\s*$", re.I)),
+    ("reaction", re.compile(r"^\s*(ok|okay|cool|great|nice|got\s+it|i\s+see|alright|sure|vâng|ừ|dạ|được)"
+                            r"\s*[.!?]*\s*$", re.I)),
 )
 # Words of a question about the world rather than the regulations: declined, not chatted about.
 _OFF_TOPIC = re.compile(r"\b(weather|stock|bitcoin|recipe|movie|football|song|joke)\b|thời\s+tiết|bóng\s+đá", re.I)

@@ -127,9 +127,12 @@ class OfflineQueryUnderstander:
                 decision = RouteDecision(route=Route.LOOKUP)  # "제60조": the regulations that hold it
         plan = await self.planner.run(enhanced.text)
         facets = self.language_of(question, enhanced.text)
-        if forced is None and decision.route == Route.SEARCH and facets.get("language") in FOREIGN \
-                and not facets.get("korean_query") and (kind := foreign_smalltalk_kind(question)):
-            decision = RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind)  # "Who are you?", "Cảm ơn bạn"
+        if forced is None and facets.get("language") in FOREIGN and decision.route != Route.LOOKUP:
+            # The Korean router's small-talk cues misread other languages ("khi", "thì" hold its "hi"): a question
+            # that names a glossary topic is searched; otherwise only English or Vietnamese small talk is chat.
+            kind = "" if facets.get("korean_query") else foreign_smalltalk_kind(question)
+            decision = RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind) if kind \
+                else RouteDecision(route=Route.SEARCH)
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
                                   **facets)
 
