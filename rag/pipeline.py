@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from rag import messages
 from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
+from rag.lang import detect_language, framing_for
 from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
@@ -157,6 +157,7 @@ class AnswerPipeline:
         trace = TurnTrace(budget=LlmCallBudget(self.config.max_llm_calls))
         streamed: list[str] = []
         queue: asyncio.Queue[AnswerEvent | None] = asyncio.Queue()
+        said = framing_for(detect_language(turn.text))  # errors in the asker's language
 
         async def produce() -> None:
             try:
@@ -167,14 +168,14 @@ class AnswerPipeline:
                             await queue.put(event)
             except TimeoutError:
                 log.warning("turn %s: timed out after %s", turn.turn_id, trace.timings_ms)
-                note = messages.TIMEOUT if not streamed else f"{messages.STREAM_INTERRUPTED}\n{messages.TIMEOUT}"
+                note = said.TIMEOUT if not streamed else f"{said.STREAM_INTERRUPTED}\n{said.TIMEOUT}"
                 await queue.put(AnswerEvent.error(note))
             except RetrievalUnavailable as exc:
                 log.warning("turn %s: retrieval unavailable: %s", turn.turn_id, exc)
-                await queue.put(AnswerEvent.error(messages.INDEX_UNAVAILABLE))
+                await queue.put(AnswerEvent.error(said.INDEX_UNAVAILABLE))
             except Exception:
                 log.exception("turn %s: pipeline failed", turn.turn_id)
-                await queue.put(AnswerEvent.error(messages.INTERNAL_ERROR))
+                await queue.put(AnswerEvent.error(said.INTERNAL_ERROR))
             finally:
                 await queue.put(None)
 
@@ -200,7 +201,8 @@ class AnswerPipeline:
 
     async def _answer(self, turn: Turn, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         question = normalize_text(turn.text).strip()
-        yield AnswerEvent.status(messages.STATUS_UNDERSTANDING)
+        # Status lines in the asker's language (rag/lang); the understanding decides it again with the glossary.
+        yield AnswerEvent.status(framing_for(detect_language(question)).STATUS_UNDERSTANDING)
         cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None
         if cacheable:
             match = await self._cache_lookup(question, turn.scope, trace)
@@ -227,7 +229,7 @@ class AnswerPipeline:
         if route == Route.LOOKUP:
             if understood.lookup_query != question:
                 trace.note(f"lookup from the conversation: {understood.lookup_query}")
-            yield AnswerEvent.status(messages.STATUS_LOOKUP)
+            yield AnswerEvent.status(framing_for(understood.language).STATUS_LOOKUP)
             draft, result = await self._timed(trace, "lookup",
                                               self.stages.structural.run(understood.lookup_query, turn.scope))
             if result.kind in ("not_found", "ambiguous") and not result.exact and turn.force_route is None:
@@ -255,7 +257,8 @@ class AnswerPipeline:
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
         if plan.hypothetical_answer:
             trace.note(f"hyde: {_short(plan.hypothetical_answer)}")
-        yield AnswerEvent.status(messages.STATUS_SEARCHING)
+        status = framing_for(understood.language)
+        yield AnswerEvent.status(status.STATUS_SEARCHING)
         wanted = self._retrieval_request(turn, understood)
         with trace.stage("retrieve"):
             result = await self.retrieval.run(wanted)
@@ -271,7 +274,7 @@ class AnswerPipeline:
         # A round costs a rewrite and a grade; it starts only while the budget still pays for it and the answer.
         while not grade.passed and rounds < self.config.rewrite_rounds and trace.budget.remaining >= 3:
             rounds += 1
-            yield AnswerEvent.status(messages.STATUS_RESEARCHING)
+            yield AnswerEvent.status(status.STATUS_RESEARCHING)
             rewritten = await self._timed(trace, "rewrite", self.stages.rewriter.run(enhanced.text, grade.missing))
             trace.note(f"rewrite {rounds}: {rewritten}")
             with trace.stage("retrieve"):
@@ -300,7 +303,7 @@ class AnswerPipeline:
                                   evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
                                   scope=turn.scope, language=understood.language,
                                   korean_query=understood.korean_query, topics=understood.topics)
-        yield AnswerEvent.status(messages.STATUS_WRITING)
+        yield AnswerEvent.status(status.STATUS_WRITING)
         generator = self.stages.generator
         streamed: list[str] = []
         notes: list[str] = []
@@ -317,7 +320,7 @@ class AnswerPipeline:
                         yield AnswerEvent.delta(event.text)
             except LlmUnavailable as exc:
                 log.warning("turn %s: generation interrupted: %s", turn.turn_id, exc)
-                notes.append(messages.STREAM_INTERRUPTED if streamed else messages.OFFLINE_NOTE)
+                notes.append(status.STREAM_INTERRUPTED if streamed else status.OFFLINE_NOTE)
         if draft is None:  # a generator that broke off: keep what the user saw, uncited
             draft = DraftAnswer(text="".join(streamed), citations=())
         if draft.by != "llm":
@@ -328,7 +331,7 @@ class AnswerPipeline:
             trace.note(f"generate: {draft.by} with note")
         text = draft.text if draft.text else "".join(streamed)
         if self.config.verify:
-            yield AnswerEvent.status(messages.STATUS_VERIFYING)
+            yield AnswerEvent.status(status.STATUS_VERIFYING)
             verified = await self._timed(trace, "verify", self.stages.verifier.run(text, draft.citations))
         else:
             trace.note("verify: off (REGBOT_HALLUCINATION_CHECK)")
@@ -341,7 +344,7 @@ class AnswerPipeline:
                 verified = await self._timed(trace, "verify", self.stages.verifier.run(draft.text, draft.citations))
         if not verified.supported:
             trace.note(f"verifier({verified.by}) removed {len(verified.removed)} sentence(s)")
-            notes.append(messages.UNVERIFIED_NOTE)
+            notes.append(status.UNVERIFIED_NOTE)
         answer_text = verified.text.rstrip()
         used = cited_indices(answer_text)
         citations = tuple(c for c in draft.citations if c.index in used) or draft.citations

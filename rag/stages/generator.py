@@ -694,7 +694,8 @@ class LlmGenerator:
         log.warning("generation falls back to extractive quotes: %s", reason)
         async for event in self.fallback.run(request):
             if event.draft is not None:
-                event = GenerationEvent.done(event.draft.model_copy(update={"note": messages.OFFLINE_NOTE}))
+                note = framing_for(request.language).OFFLINE_NOTE
+                event = GenerationEvent.done(event.draft.model_copy(update={"note": note}))
             yield event
 
     def _source_block(self, source: NumberedSource) -> str:

@@ -63,3 +63,10 @@ async def test_with_an_llm_the_answer_is_asked_for_in_the_askers_language_beside
     assert framing_for("en").LLM_LANGUAGE_RULE in claude.user_text("answer")
     assert answer.text.startswith("You get 15 days")
     assert answer.citations[0].label.startswith("취업규칙 제20조")
+
+
+async def test_status_lines_follow_the_askers_language(sample_components):
+    _, events = await collect(sample_components.pipeline, "Bao nhiêu ngày phép năm sau một năm làm việc?")
+
+    statuses = [e.text for e in events if e.kind == "status"]
+    assert statuses[:2] == ["Đang đọc câu hỏi của bạn…", "Đang tìm trong các quy định…"]
