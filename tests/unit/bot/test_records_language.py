@@ -40,3 +40,19 @@ def test_report_counts_questions_by_language() -> None:
     data = report_json(build_report(turns, [], since=NOW, until=NOW + 60))
 
     assert data["by_language"] == {"ko": 2, "en": 1, "vi": 1, "unknown": 1}
+
+
+def test_terminal_report_shows_the_languages_in_its_summary() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from bot.report_cli import print_report
+
+    turns = [TurnRecord(turn_id=f"t{i}", at=NOW + i, platform="slack", outcome="answered", language=language)
+             for i, language in enumerate(("ko", "ko", "en"))]
+    buffer = StringIO()
+
+    print_report(build_report(turns, [], since=NOW, until=NOW + 60), Console(file=buffer, width=120))
+
+    assert "ko 2 · en 1" in buffer.getvalue()
