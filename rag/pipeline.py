@@ -250,8 +250,6 @@ class AnswerPipeline:
     async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
                       cacheable: bool) -> AsyncIterator[AnswerEvent]:
         enhanced, plan = understood.enhanced, understood.plan
-        # An English or Vietnamese question is judged by its Korean words (rag/lang/glossary.py), never its own.
-        judged = understood.korean_query or enhanced.text
         if understood.korean_query:
             trace.note(f"language: {understood.language} → {_short(understood.korean_query)}")
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
@@ -268,7 +266,7 @@ class AnswerPipeline:
             trace.note("grade: off (REGBOT_ENABLE_SELF_RAG)")
             grade = GradeResult(passed=True, score=100.0, relevant=tuple(h.chunk.chunk_id for h in hits))
         else:
-            grade = await self._timed(trace, "grade", self.stages.grader.run(judged, hits, parts=parts))
+            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
             trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
         rounds = 0
         # A round costs a rewrite and a grade; it starts only while the budget still pays for it and the answer.
@@ -281,7 +279,7 @@ class AnswerPipeline:
                 result = await self.retrieval.extend(result, rewritten, wanted)
             hits = list(result.hits)
             # Graded against the question the user asked, never against the rewrite.
-            grade = await self._timed(trace, "grade", self.stages.grader.run(judged, hits, parts=parts))
+            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
             # A foreign question the glossary could not read has no words worth naming ("what", "does").

@@ -140,6 +140,7 @@ class AnswerabilityJudge:
         self.top_n = top_n
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
+        question = self.korean_core(question)
         concepts = self.concepts(question)
         looked_for = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight))
         if not hits or not concepts:
@@ -168,6 +169,12 @@ class AnswerabilityJudge:
                              agreement=round(agreement, 4), document_agreement=same_document,
                              heading=round(heading, 4), similarity=None if similarity is None else round(similarity, 4),
                              looked_for=looked_for, missing=missing)
+
+    def korean_core(self, question: str) -> str:
+        """An English or Vietnamese question is judged by the Korean words the glossary gives it (rag/lang), never
+        by its own function words ("how", "many"); a Korean question, or one the glossary cannot read, as asked."""
+        glossary = self.analyzer.glossary if self.analyzer is not None else None
+        return (glossary.read(question).korean_query or question) if glossary is not None else question
 
     def similarity(self, question: str, hits: Sequence[Hit]) -> float | None:
         """The highest cosine between the question and the first `similarity_depth` hits' stored vectors (the

@@ -61,6 +61,8 @@ async def test_with_an_llm_the_answer_is_asked_for_in_the_askers_language_beside
     answer, _ = await collect(make_pipeline(claude), question)
 
     assert framing_for("en").LLM_LANGUAGE_RULE in claude.user_text("answer")
+    assert question in claude.user_text("grade")  # the LLM grades the question as asked; its offline prior, the
+    assert "how" not in claude.user_text("grade").split("사전 판단")[1]  # Korean core, names no English word
     assert answer.text.startswith("You get 15 days")
     assert answer.citations[0].label.startswith("취업규칙 제20조")
 
