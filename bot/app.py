@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from bot.config import Settings
 from rag.cache import CacheBackend, SemanticAnswerCache
 from rag.knowledge.store import ChunkStore
+from rag.lang import load_glossary
 from rag.llm import ResilientProvider, build_llm_provider
 from rag.pipeline import AnswerPipeline, PipelineConfig
 from rag.retrieval.config import RetrievalConfig
@@ -103,7 +104,9 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     store = ChunkStore(settings.data_dir / "index.sqlite")
     dense_index = open_dense(settings, embedder) if dense else None
     corpus = IndexedCorpus(store, dense_index, tokenizer)
-    analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [])
+    # A deployment's own glossary words (DESIGN §3, language home): REGBOT_DATA_DIR/lexicon/glossary*.yaml.
+    glossary = load_glossary(extra=sorted((settings.data_dir / "lexicon").glob("glossary*.yaml")))
+    analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [], glossary=glossary)
     neighbours = NeighbourExpander(corpus)
     lookup = StructuralLookup(corpus, citations=neighbours)
     llm = open_llm(settings)
