@@ -202,8 +202,12 @@ class AnswerPipeline:
     async def _answer(self, turn: Turn, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         question = normalize_text(turn.text).strip()
         # Status lines in the asker's language (rag/lang); the understanding decides it again with the glossary.
-        yield AnswerEvent.status(framing_for(detect_language(question)).STATUS_UNDERSTANDING)
-        cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None
+        language = detect_language(question)
+        yield AnswerEvent.status(framing_for(language).STATUS_UNDERSTANDING)
+        # Only Korean answers are cached: e5 finds an English question close to its Korean twin, whose cached answer
+        # is framed in the other language.
+        cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None \
+            and language == "ko"
         if cacheable:
             match = await self._cache_lookup(question, turn.scope, trace)
             if match is not None:
