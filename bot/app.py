@@ -14,6 +14,7 @@ from rag.cache import CacheBackend, SemanticAnswerCache
 from rag.errors import RetrievalUnavailable
 from rag.knowledge.store import ChunkStore
 from rag.knowledge.versions import ChangeLog, promote_due_versions, today_of
+from rag.lang import load_glossary
 from rag.llm import ResilientProvider, build_llm_provider
 from rag.pipeline import AnswerPipeline, PipelineConfig
 from rag.retrieval.config import RetrievalConfig
@@ -122,7 +123,9 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     except RetrievalUnavailable as exc:  # Chroma down: they stay held; the first answer or ingest retries
         log.warning("held versions stay held until the dense index is reachable: %s", exc)
     corpus = IndexedCorpus(store, dense_index, tokenizer)
-    analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [])
+    # A deployment's own glossary words (DESIGN §3, language home): REGBOT_DATA_DIR/lexicon/glossary*.yaml.
+    glossary = load_glossary(extra=sorted((settings.data_dir / "lexicon").glob("glossary*.yaml")))
+    analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [], glossary=glossary)
     neighbours = NeighbourExpander(corpus)
     lookup = StructuralLookup(corpus, citations=neighbours)
     llm = open_llm(settings)

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from adapters.base import Feedback
 from bot.themes import TopicNouns
+from rag.lang import detect_language
 from rag.models import Answer, Route, Turn
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class TurnRecord(BaseModel):
     llm_tokens: int | None = None  # None: the answer does not report tokens
     cache_hit: bool = False
     question_chars: int = 0
+    language: str = ""  # ko | en | vi, from the question's letters (rag/lang); "" in records written before
     topic_nouns: tuple[str, ...] = ()  # refused questions only
     question: str = ""  # REGBOT_KEEP_QUESTIONS only, truncated
     answer: str = ""  # REGBOT_KEEP_QUESTIONS only, truncated
@@ -465,6 +467,7 @@ class TurnRecorder:
             llm_calls=answer.llm_calls if answer else 0,
             cache_hit=bool(answer and answer.cache == "hit"),
             question_chars=len(turn.text),
+            language=detect_language(turn.text),
             topic_nouns=nouns,
             question=turn.text[:QUESTION_KEEP_CHARS] if self._keep_questions else "",
             answer=answer.text[:ANSWER_KEEP_CHARS] if self._keep_questions and answer else "",

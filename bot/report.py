@@ -106,6 +106,7 @@ class Report(BaseModel):
     turns: int
     by_outcome: dict[str, int]
     by_platform: dict[str, int]
+    by_language: dict[str, int]  # ko | en | vi (unknown: records written before languages were recorded)
     by_day: list[DayVolume]
     top_docs: list[DocCount]
     top_articles: list[ArticleCount]
@@ -163,6 +164,7 @@ def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord]
         turns=len(window),
         by_outcome=by_outcome,
         by_platform=dict(Counter(t.platform for t in window).most_common()),
+        by_language=dict(Counter(t.language or "unknown" for t in window).most_common()),
         by_day=by_day,
         top_docs=[DocCount(doc=d, count=n) for d, n in _ranked(docs)[:TOP_ARTICLES]],
         top_articles=[ArticleCount(doc=d, article=a, count=n) for (d, a), n in _ranked(articles)[:TOP_ARTICLES]],

@@ -92,6 +92,7 @@ def print_report(report: Report, out: Console) -> None:
     p50, p95 = report.latency_ms.p50, report.latency_ms.p95
     for label, value in (
         (L.TURNS, f"{report.turns:,}"),
+        (L.LANGUAGES, " · ".join(f"{name} {count:,}" for name, count in report.by_language.items()) or "–"),
         (L.REFUSAL_RATE, rate),
         (L.FEEDBACK_UP, f"{report.feedback.up:,}"),
         (L.FEEDBACK_DOWN, f"{report.feedback.down:,}"),

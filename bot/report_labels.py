@@ -5,6 +5,7 @@ from __future__ import annotations
 TITLE = "regbot 이용 보고서"
 PERIOD = "기간"
 TURNS = "전체 질문"
+LANGUAGES = "질문 언어"  # ko · en · vi counts (rag/lang)
 ANSWERED = "답변"
 REFUSAL_RATE = "규정에 없는 질문 비율"
 REFUSAL_RATE_HINT = "규정으로 답하지 못한 질문 ÷ (답변 + 규정에 없음)"

@@ -66,6 +66,7 @@ NOT_COVERED_CLOSEST = "가장 가까운 {closest}을(를) 살펴봤지만 이 �
 NOT_COVERED_ASK = (
     "회사 내부 운영이나 등록된 규정 밖의 사항일 수 있으니 담당 부서(인사·총무팀)나 해당 업무 담당자에게 확인해 주세요."
 )
+COLLECTION_NAME = "'{name}' 규정 모음"  # a collection among the closest a refusal names
 LOOKUP_NOT_FOUND = "'{query}'에 해당하는 조문을 찾지 못했어요. 규정 이름과 조 번호를 확인해 주세요."
 OUTLINE_MORE = "  … 외 {count}개"
 RULE_CODE_SUFFIX = " (규정 제{code}호)"  # after a regulation's name in an overview

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from rag import messages
 from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
+from rag.lang import detect_language, framing_for
 from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
@@ -159,6 +159,7 @@ class AnswerPipeline:
         trace = TurnTrace(budget=LlmCallBudget(self.config.max_llm_calls))
         streamed: list[str] = []
         queue: asyncio.Queue[AnswerEvent | None] = asyncio.Queue()
+        said = framing_for(detect_language(turn.text))  # errors in the asker's language
 
         async def produce() -> None:
             try:
@@ -169,14 +170,14 @@ class AnswerPipeline:
                             await queue.put(event)
             except TimeoutError:
                 log.warning("turn %s: timed out after %s", turn.turn_id, trace.timings_ms)
-                note = messages.TIMEOUT if not streamed else f"{messages.STREAM_INTERRUPTED}\n{messages.TIMEOUT}"
+                note = said.TIMEOUT if not streamed else f"{said.STREAM_INTERRUPTED}\n{said.TIMEOUT}"
                 await queue.put(AnswerEvent.error(note))
             except RetrievalUnavailable as exc:
                 log.warning("turn %s: retrieval unavailable: %s", turn.turn_id, exc)
-                await queue.put(AnswerEvent.error(messages.INDEX_UNAVAILABLE))
+                await queue.put(AnswerEvent.error(said.INDEX_UNAVAILABLE))
             except Exception:
                 log.exception("turn %s: pipeline failed", turn.turn_id)
-                await queue.put(AnswerEvent.error(messages.INTERNAL_ERROR))
+                await queue.put(AnswerEvent.error(said.INTERNAL_ERROR))
             finally:
                 await queue.put(None)
 
@@ -202,10 +203,15 @@ class AnswerPipeline:
 
     async def _answer(self, turn: Turn, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         question = normalize_text(turn.text).strip()
-        yield AnswerEvent.status(messages.STATUS_UNDERSTANDING)
+        # Status lines in the asker's language (rag/lang); the understanding decides it again with the glossary.
+        language = detect_language(question)
+        yield AnswerEvent.status(framing_for(language).STATUS_UNDERSTANDING)
         if self.stages.amendments is not None:
             self.stages.amendments.keep_current()  # a held version whose date has come is answered from today
-        cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None
+        # Only Korean answers are cached: e5 finds an English question close to its Korean twin, whose cached answer
+        # is framed in the other language.
+        cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None \
+            and language == "ko"
         if cacheable:
             match = await self._cache_lookup(question, turn.scope, trace)
             if match is not None:
@@ -222,7 +228,7 @@ class AnswerPipeline:
 
         if route == Route.CHITCHAT:
             kind = understood.decision.chitchat_kind
-            text = self.stages.smalltalk.reply(kind, question)
+            text = self.stages.smalltalk.reply(kind, question, language=understood.language)
             yield AnswerEvent.delta(text)
             # A question the bot cannot answer is declined: a refusal, not a chat.
             yield AnswerEvent.done(self._answer_model(text, route, trace, grounded=kind != OFF_TOPIC))
@@ -231,7 +237,7 @@ class AnswerPipeline:
         if route == Route.LOOKUP:
             if understood.lookup_query != question:
                 trace.note(f"lookup from the conversation: {understood.lookup_query}")
-            yield AnswerEvent.status(messages.STATUS_LOOKUP)
+            yield AnswerEvent.status(framing_for(understood.language).STATUS_LOOKUP)
             draft, result = await self._timed(trace, "lookup",
                                               self.stages.structural.run(understood.lookup_query, turn.scope))
             if result.kind in ("not_found", "ambiguous") and not result.exact and turn.force_route is None:
@@ -255,10 +261,13 @@ class AnswerPipeline:
     async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
                       cacheable: bool) -> AsyncIterator[AnswerEvent]:
         enhanced, plan = understood.enhanced, understood.plan
+        if understood.korean_query:
+            trace.note(f"language: {understood.language} → {_short(understood.korean_query)}")
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
         if plan.hypothetical_answer:
             trace.note(f"hyde: {_short(plan.hypothetical_answer)}")
-        yield AnswerEvent.status(messages.STATUS_SEARCHING)
+        status = framing_for(understood.language)
+        yield AnswerEvent.status(status.STATUS_SEARCHING)
         wanted = self._retrieval_request(turn, understood)
         with trace.stage("retrieve"):
             result = await self.retrieval.run(wanted)
@@ -274,7 +283,7 @@ class AnswerPipeline:
         # A round costs a rewrite and a grade; it starts only while the budget still pays for it and the answer.
         while not grade.passed and rounds < self.config.rewrite_rounds and trace.budget.remaining >= 3:
             rounds += 1
-            yield AnswerEvent.status(messages.STATUS_RESEARCHING)
+            yield AnswerEvent.status(status.STATUS_RESEARCHING)
             rewritten = await self._timed(trace, "rewrite", self.stages.rewriter.run(enhanced.text, grade.missing))
             trace.note(f"rewrite {rounds}: {rewritten}")
             with trace.stage("retrieve"):
@@ -284,7 +293,10 @@ class AnswerPipeline:
             grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
             trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
         if not grade.passed:
-            text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on)
+            # A foreign question the glossary could not read has no words worth naming ("what", "does").
+            unread = understood.language != "ko" and not understood.korean_query
+            text = refusal_message(() if unread else grade.looked_for, hits,
+                                   silent_on=() if unread else grade.silent_on, language=understood.language)
             # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
             nearest = about_articles(enhanced.text, [h.chunk for h in hits], at_most=REFUSAL_NEAREST)
             yield AnswerEvent.delta(text)
@@ -298,8 +310,9 @@ class AnswerPipeline:
         request = GenerationInput(question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
                                   sub_questions=plan.sub_questions,
                                   evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
-                                  scope=turn.scope)
-        yield AnswerEvent.status(messages.STATUS_WRITING)
+                                  scope=turn.scope, language=understood.language,
+                                  korean_query=understood.korean_query, topics=understood.topics)
+        yield AnswerEvent.status(status.STATUS_WRITING)
         generator = self.stages.generator
         streamed: list[str] = []
         notes: list[str] = []
@@ -316,7 +329,7 @@ class AnswerPipeline:
                         yield AnswerEvent.delta(event.text)
             except LlmUnavailable as exc:
                 log.warning("turn %s: generation interrupted: %s", turn.turn_id, exc)
-                notes.append(messages.STREAM_INTERRUPTED if streamed else messages.OFFLINE_NOTE)
+                notes.append(status.STREAM_INTERRUPTED if streamed else status.OFFLINE_NOTE)
         if draft is None:  # a generator that broke off: keep what the user saw, uncited
             draft = DraftAnswer(text="".join(streamed), citations=())
         if draft.by != "llm":
@@ -327,7 +340,7 @@ class AnswerPipeline:
             trace.note(f"generate: {draft.by} with note")
         text = draft.text if draft.text else "".join(streamed)
         if self.config.verify:
-            yield AnswerEvent.status(messages.STATUS_VERIFYING)
+            yield AnswerEvent.status(status.STATUS_VERIFYING)
             verified = await self._timed(trace, "verify", self.stages.verifier.run(text, draft.citations))
         else:
             trace.note("verify: off (REGBOT_HALLUCINATION_CHECK)")
@@ -340,7 +353,7 @@ class AnswerPipeline:
                 verified = await self._timed(trace, "verify", self.stages.verifier.run(draft.text, draft.citations))
         if not verified.supported:
             trace.note(f"verifier({verified.by}) removed {len(verified.removed)} sentence(s)")
-            notes.append(messages.UNVERIFIED_NOTE)
+            notes.append(status.UNVERIFIED_NOTE)
         answer_text = verified.text.rstrip()
         used = cited_indices(answer_text)
         citations = tuple(c for c in draft.citations if c.index in used) or draft.citations

@@ -230,9 +230,10 @@ class Fusion:
         chunk = self.corpus.get(chunk_id)
         return chunk is not None and not chunk.article
 
-    def run(self, rankings: Sequence[Ranking]) -> list[Candidate]:
+    def run(self, rankings: Sequence[Ranking], *, foreign: bool = False) -> list[Candidate]:
         config = self.config
-        weights = {"lexical": config.lexical_weight, "dense": config.dense_weight}
+        weights = {"lexical": config.lexical_weight,
+                   "dense": config.foreign_dense_weight if foreign else config.dense_weight}
         if config.fusion == "rrf":
             fused = weighted_rrf({r.name: [i for i, _ in r.items] for r in rankings}, weights, k=config.rrf_k)
         else:

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang import FOREIGN, Glossary, load_glossary
 from rag.models import Message, Role
 from rag.retrieval.config import CONTEXT_WEIGHT, EXPANSION_WEIGHT, OWN_WEIGHT
 from rag.retrieval.tokenizer import Tokenizer
@@ -88,6 +89,7 @@ class AnalyzedQuery(BaseModel):
     context_expansion_share: tuple[float, ...] = ()
     audience: str = ""  # a hint from the words ("교수인데" → faculty), not a filter
     intents: tuple[str, ...] = ()  # the intent table's situations the question describes
+    language: str = "ko"  # en / vi: tokens and expansions come from the glossary's Korean query (rag/lang)
 
     @property
     def lexical_tokens(self) -> list[str]:
@@ -127,8 +129,11 @@ class QueryAnalyzer:
     """Tokenises a query and adds the regulation terms for colloquial words (야근 → 연장근로)."""
 
     def __init__(self, tokenizer: Tokenizer, synonyms: Mapping[str, Sequence[str]] | None = None, *,
-                 audiences: Mapping[str, str] | None = None, intents: Sequence[Intent] | None = None) -> None:
+                 audiences: Mapping[str, str] | None = None, intents: Sequence[Intent] | None = None,
+                 glossary: Glossary | None = None) -> None:
         self.tokenizer = tokenizer
+        # English and Vietnamese questions are searched lexically by their Korean words (the dense side reads `text`).
+        self.glossary = glossary if glossary is not None else (load_glossary() if synonyms is None else None)
         self.intents = list(intents) if intents is not None else (load_intents() if synonyms is None else [])
         self.synonyms = dict(synonyms) if synonyms is not None else load_synonyms()
         self.audiences = dict(audiences) if audiences is not None else (
@@ -168,12 +173,14 @@ class QueryAnalyzer:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        tokens = self.tokenizer.tokens(text)
+        language, lexical = self._korean(text)
+        context = self._korean(context)[1] if context and language in FOREIGN else context
+        tokens = self.tokenizer.tokens(lexical)
         own_context = self.tokenizer.tokens(context) if context else []
         context_tokens = [t for t in own_context if t not in tokens]
-        audience = self.audience(f"{context} {text}")
-        expansion = self.expand_weighted(text, tokens)
-        intents = self.matching_intents(text, tokens)
+        audience = self.audience(f"{context} {lexical}")
+        expansion = self.expand_weighted(lexical, tokens)
+        intents = self.matching_intents(lexical, tokens)
         for intent in intents:
             words = [t for t in dict.fromkeys(self.tokenizer.tokens(" ".join(intent.words_for(audience))))
                      if t not in tokens]
@@ -186,12 +193,20 @@ class QueryAnalyzer:
             expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
             context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
             context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
-            audience=audience, intents=tuple(i.name for i in intents),
+            audience=audience, intents=tuple(i.name for i in intents), language=language,
         )
         if len(self._cache) > 2048:
             self._cache.clear()
         self._cache[key] = analyzed
         return analyzed
+
+    def _korean(self, text: str) -> tuple[str, str]:
+        """(language, the text lexical search reads): the glossary's Korean query for an English or Vietnamese
+        text (the text itself when nothing matched), the text for Korean."""
+        if self.glossary is None or not text:
+            return "ko", text
+        read = self.glossary.read(text)
+        return read.language, read.korean_query or text
 
     def expand(self, text: str, tokens: Sequence[str]) -> list[str]:
         """Regulation terms for the colloquial words and phrases in `text`."""

@@ -125,7 +125,7 @@ class HybridRetriever:
         dense = self.dense.run(analyzed, vector, scope, mask)
         if dense is not None:
             rankings.append(dense)
-        candidates = self.priors.run(self.fusion.run(rankings), domains)
+        candidates = self.priors.run(self.fusion.run(rankings, foreign=analyzed.language != "ko"), domains)
         hits = self.deduplication.run(candidates, mask, limit=max(self.config.rerank_depth, k))
         if rerank and self.reranker is not None:
             hits = self.reranker.rerank(analyzed, hits)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from rag import messages
+from rag.lang import framing_for
 from rag.models import Hit
 from rag.quantities import with_figure_units
 from rag.retrieval.corpus import IndexedCorpus
@@ -140,6 +140,7 @@ class AnswerabilityJudge:
         self.top_n = top_n
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
+        question = self.korean_core(question)
         concepts = self.concepts(question)
         looked_for = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight))
         if not hits or not concepts:
@@ -168,6 +169,12 @@ class AnswerabilityJudge:
                              agreement=round(agreement, 4), document_agreement=same_document,
                              heading=round(heading, 4), similarity=None if similarity is None else round(similarity, 4),
                              looked_for=looked_for, missing=missing)
+
+    def korean_core(self, question: str) -> str:
+        """An English or Vietnamese question is judged by the Korean words the glossary gives it (rag/lang), never
+        by its own function words ("how", "many"); a Korean question, or one the glossary cannot read, as asked."""
+        glossary = self.analyzer.glossary if self.analyzer is not None else None
+        return (glossary.read(question).korean_query or question) if glossary is not None else question
 
     def similarity(self, question: str, hits: Sequence[Hit]) -> float | None:
         """The highest cosine between the question and the first `similarity_depth` hits' stored vectors (the
@@ -278,10 +285,12 @@ def _nouns(words: Sequence[str]) -> list[str]:
 
 
 def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on: Sequence[str] = (), words: int = 3,
-                    closest: int = 2) -> str:
+                    closest: int = 2, language: str = "ko") -> str:
     """The reply when the regulations are silent: what they are silent on (the content words no top article holds;
     else what was looked for), the closest collections (or documents) searched, and whom to ask. It never quotes
-    an article: none of them answers. ("'학교'에 대한 내용은 찾지 못했어요" about 고등교육법 would be false.)"""
+    an article: none of them answers. ("'학교'에 대한 내용은 찾지 못했어요" about 고등교육법 would be false.)
+    `language` picks the framing (rag/lang/framing.py); the words named stay as the judge read them."""
+    messages = framing_for(language)
     silent = _nouns(silent_on)
     nouns = silent or _nouns(looked_for) or list(looked_for)
     if not nouns:
@@ -292,7 +301,7 @@ def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on
              else messages.NOT_ANSWERED.format(looked_for=named)]
     collections = list(dict.fromkeys(h.chunk.collection for h in hits if h.chunk.collection))
     if collections and collections != ["default"]:
-        names = [f"'{c}' 규정 모음" for c in collections[:closest]]
+        names = [messages.COLLECTION_NAME.format(name=c) for c in collections[:closest]]
     else:
         names = [f"「{doc}」" for doc in dict.fromkeys(h.chunk.doc for h in hits)][:closest]
     if names:

@@ -60,7 +60,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     understander = OfflineQueryUnderstander(enhancer=enhancer,
                                             router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus,
                                                                       changes=changes),
-                                            planner=OfflineQueryPlanner(tokenizer))
+                                            planner=OfflineQueryPlanner(tokenizer), glossary=analyzer.glossary)
     grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, threshold=answerable_threshold)
     smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)

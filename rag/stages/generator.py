@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag import messages
+from rag.lang import FOREIGN, framing_for
 from rag.llm import (
     UNTRUSTED_TEXT_RULE,
     LlmProvider,
@@ -112,6 +113,11 @@ class GenerationInput(BaseModel):
     evidence: tuple[tuple[Hit, ...], ...]  # one tuple per part (one part for a simple question)
     answer_style: str = "concise"
     scope: Scope | None = None  # the turn's collections: the LLM's tools search only these
+    # The asker's language (rag/lang): an English or Vietnamese question is answered from its Korean words
+    # (`korean_query`) and framed in its language; the quotes stay Korean.
+    language: str = "ko"
+    korean_query: str = ""
+    topics: tuple[str, ...] = ()  # the glossary topics the question names, in its language
 
 
 class NumberedSource(BaseModel):
@@ -206,13 +212,15 @@ class ExtractiveGenerator:
             citations.append(citation)
             return citation
 
-        parts = request.sub_questions or (request.question,)
+        foreign = request.language in FOREIGN
+        parts = request.sub_questions or (request.korean_query if foreign and request.korean_query
+                                          else request.question,)
         # Each part of a compound question is a question of its own: two quotes each (three for a single question).
         quotes_per_part = self.max_quotes if len(parts) == 1 else max(1, self.max_quotes - 1)
         # The lead stays one or two sentences in all: one per part when the question has several.
         sentences_per_part = self.lead_sentences if len(parts) == 1 else 1
         answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
-        asked = request.asked if len(parts) == 1 else ""
+        asked = request.asked if len(parts) == 1 and not foreign else ""
         for part_question, hits in zip(parts, request.evidence, strict=False):
             terms = self._terms(part_question, asked)
             ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part])
@@ -230,6 +238,16 @@ class ExtractiveGenerator:
                 support.append(f"- **{citation.label}**: \"{citation.quote}\" [{citation.index}]")
         if not leads and not support:
             return DraftAnswer(text="", citations=())
+        if foreign:
+            # Framed in the asker's language, each lead sentence quoted in Korean with its reference.
+            framing = framing_for(request.language)
+            about = framing.ANSWER_ABOUT.format(topics=", ".join(request.topics[:3])) if request.topics else ""
+            quoted = [framing.ANSWER_QUOTE.format(label=cite(hit, marker, text).label, quote=sentence)
+                      + f" [{cite(hit, marker, text).index}]"
+                      for _, _, lead in answered for sentence, hit, marker, text in lead]
+            lines = [framing.ANSWER_LEAD.format(about=about), *quoted, "", framing.EXTRACTIVE_SUPPORT,
+                     *dict.fromkeys(support), "", framing.ANSWER_HELP]
+            return DraftAnswer(text="\n".join(lines).strip() + "\n", citations=tuple(citations))
         lines = [*leads, "", messages.EXTRACTIVE_SUPPORT, *dict.fromkeys(support)]
         return DraftAnswer(text="\n".join(lines).strip() + "\n", citations=tuple(citations))
 
@@ -676,7 +694,8 @@ class LlmGenerator:
         log.warning("generation falls back to extractive quotes: %s", reason)
         async for event in self.fallback.run(request):
             if event.draft is not None:
-                event = GenerationEvent.done(event.draft.model_copy(update={"note": messages.OFFLINE_NOTE}))
+                note = framing_for(request.language).OFFLINE_NOTE
+                event = GenerationEvent.done(event.draft.model_copy(update={"note": note}))
             yield event
 
     def _source_block(self, source: NumberedSource) -> str:
@@ -695,6 +714,8 @@ class LlmGenerator:
                 numbers = ", ".join(f"[{s.index}]" for s in evidence if part in s.parts) or NO_PART_SOURCES
                 lines.append(PART_LINE.format(number=part + 1, question=neutralise(sub_question), sources=numbers))
         lines.append("\n" + STYLE_HINTS.get(request.answer_style, STYLE_HINTS["concise"]))
+        if request.language in FOREIGN:  # explain in the asker's language beside the Korean quote
+            lines.append(framing_for(request.language).LLM_LANGUAGE_RULE)
         return Message(role=Role.USER, content="\n".join(lines))
 
     def _draft(self, text: str, sources: list[NumberedSource], *, followups: tuple[str, ...],

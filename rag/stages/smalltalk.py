@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag import messages
+from rag.lang import framing_for
 from rag.retrieval.corpus import IndexedCorpus
 
 # Article titles that make poor examples: every statute has them and they say nothing about its subject.
@@ -18,9 +18,12 @@ class SmallTalkResponder:
         self.examples = examples
         self.documents = documents
 
-    def reply(self, kind: str, question: str = "") -> str:
+    def reply(self, kind: str, question: str = "", *, language: str = "ko") -> str:
+        """The reply to one kind of small talk, framed in the asker's `language` (ko, en, vi)."""
+        messages = framing_for(language)
         if kind == "greeting":
-            return messages.CHITCHAT_MORNING if "아침" in question else messages.CHITCHAT_GREETING
+            morning = "아침" in question or "morning" in question.lower()
+            return messages.CHITCHAT_MORNING if morning else messages.CHITCHAT_GREETING
         fixed = {
             "thanks": messages.CHITCHAT_THANKS,
             "goodbye": messages.CHITCHAT_GOODBYE,
@@ -37,12 +40,13 @@ class SmallTalkResponder:
         if kind == "identity":
             return messages.CHITCHAT_IDENTITY
         if kind == "capability":
-            return self._with_examples(messages.CHITCHAT_CAPABILITY.format(documents=self._documents()))
+            return self._with_examples(messages.CHITCHAT_CAPABILITY.format(documents=self._documents(language)),
+                                       language)
         if kind == "usage":
-            return self._with_examples(messages.CHITCHAT_USAGE.format(reference=self._reference()))
+            return self._with_examples(messages.CHITCHAT_USAGE.format(reference=self._reference()), language)
         return messages.CHITCHAT_OTHER
 
-    def example_questions(self) -> list[str]:
+    def example_questions(self, language: str = "ko") -> list[str]:
         """One question per document (up to `examples`), about its most substantial article."""
         if self.corpus is None:
             return []
@@ -57,17 +61,19 @@ class SmallTalkResponder:
         for doc in best:  # one per statute family: 근로기준법 rather than also its 시행령
             if not any(doc.startswith(other) or other.startswith(doc) for other in chosen):
                 chosen.append(doc)
-        return [messages.CHITCHAT_EXAMPLE_QUESTION.format(doc=doc, title=best[doc][1])
+        return [framing_for(language).CHITCHAT_EXAMPLE_QUESTION.format(doc=doc, title=best[doc][1])
                 for doc in chosen[: self.examples]]
 
-    def _with_examples(self, text: str) -> str:
-        examples = self.example_questions()
+    def _with_examples(self, text: str, language: str = "ko") -> str:
+        messages = framing_for(language)
+        examples = self.example_questions(language)
         if not examples:
             return text
         listed = "\n".join(messages.CHITCHAT_EXAMPLE.format(question=q) for q in examples)
         return f"{text}\n{messages.CHITCHAT_EXAMPLES.format(examples=listed)}"
 
-    def _documents(self) -> str:
+    def _documents(self, language: str = "ko") -> str:
+        messages = framing_for(language)
         documents = self.corpus.documents() if self.corpus is not None else []
         if not documents:
             return messages.CHITCHAT_DEFAULT_DOCUMENTS

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rag.lang import FOREIGN, Glossary, foreign_smalltalk_kind
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
@@ -80,16 +81,30 @@ class QueryUnderstanding(BaseModel):
     plan: QueryPlan
     lookup_query: str  # the text a lookup resolves (the standalone question when history made it a reference)
     by: Literal["llm", "offline", "pattern", "memo"] = "offline"
+    language: str = "ko"  # the asker's language (rag/lang): the reply's framing follows it
+    korean_query: str = ""  # en / vi: the glossary's Korean words for the question, what the judge reads
+    topics: tuple[str, ...] = ()  # en / vi: the glossary topics the question names, in its language
 
 
 class OfflineQueryUnderstander:
     """Enhance, route (re-routing the enhanced text when history was folded in), then plan — all offline."""
 
     def __init__(self, *, enhancer: OfflineQueryEnhancer, router: OfflineQueryRouter,
-                 planner: OfflineQueryPlanner) -> None:
+                 planner: OfflineQueryPlanner, glossary: Glossary | None = None) -> None:
         self.enhancer = enhancer
         self.router = router
         self.planner = planner
+        self.glossary = glossary  # reads English and Vietnamese questions (None: every question is Korean)
+
+    def language_of(self, question: str, text: str) -> dict[str, object]:
+        """`language`, `korean_query` and `topics` of the question (`text`, its standalone form, is translated)."""
+        if self.glossary is None:
+            return {}
+        language = self.glossary.read(question).language
+        if language not in FOREIGN:
+            return {"language": language}
+        read = self.glossary.read(text, language)
+        return {"language": language, "korean_query": read.korean_query, "topics": read.topics}
 
     async def run(self, question: str, history: tuple[Message, ...], *,
                   forced: Route | None = None) -> QueryUnderstanding:
@@ -111,7 +126,15 @@ class OfflineQueryUnderstander:
             elif forced is None and self.router.lookup.names_no_regulation(question):
                 decision = RouteDecision(route=Route.LOOKUP)  # "제60조": the regulations that hold it
         plan = await self.planner.run(enhanced.text)
-        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query)
+        facets = self.language_of(question, enhanced.text)
+        if forced is None and facets.get("language") in FOREIGN and decision.route != Route.LOOKUP:
+            # The Korean router's small-talk cues misread other languages ("khi", "thì" hold its "hi"): a question
+            # that names a glossary topic is searched; otherwise only English or Vietnamese small talk is chat.
+            kind = "" if facets.get("korean_query") else foreign_smalltalk_kind(question)
+            decision = RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind) if kind \
+                else RouteDecision(route=Route.SEARCH)
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
+                                  **facets)
 
     def chitchat_kind(self, question: str) -> str:
         """The kind of small talk the message is, or "" (for the LLM understander's pattern shortcut)."""
@@ -233,7 +256,7 @@ class LlmQueryUnderstander:
         kind = reply.chitchat_kind if reply.chitchat_kind in ("greeting", "thanks", "other") else "other"
         decision = RouteDecision(route=route, chitchat_kind=kind if route == Route.CHITCHAT else "")
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=self._plan(text, reply),
-                                  lookup_query=lookup_query, by="llm")
+                                  lookup_query=lookup_query, by="llm", **self.fallback.language_of(question, text))
 
     def _plan(self, text: str, reply: _UnderstandingReply) -> QueryPlan:
         keywords = tuple(dict.fromkeys(reply.keywords))

@@ -1,0 +1,49 @@
+"""The bilingual glossary, tested through its own examples: each example's Korean query holds its entry's words."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.lang import load_glossary
+from rag.lang.glossary import GlossaryEntry
+
+GLOSSARY = load_glossary()
+
+
+def _label(entry: GlossaryEntry) -> str:
+    return f"{entry.language}:{entry.terms[0]}"
+
+
+@pytest.mark.parametrize("entry", GLOSSARY.entries, ids=_label)
+def test_each_example_turns_into_a_korean_query_holding_its_entrys_words(entry: GlossaryEntry) -> None:
+    for example in entry.examples:
+        read = GLOSSARY.read(example)
+        assert read.language == entry.language, example
+        words = read.korean_query.split()
+        assert all(word in words for word in entry.korean), (example, read.korean_query)
+
+
+def test_glossary_covers_both_languages_broadly() -> None:
+    counts = {language: sum(1 for e in GLOSSARY.entries if e.language == language) for language in ("en", "vi")}
+    assert counts["en"] >= 140 and counts["vi"] >= 130
+
+
+def test_the_longest_phrase_wins_over_the_words_inside_it() -> None:
+    read = GLOSSARY.read("Is my paid annual leave lost if I quit?")
+    assert read.korean_query.split()[:2] == ["연차", "유급휴가"]
+    assert "휴가" not in read.korean_query.split()
+
+
+def test_english_function_words_never_reach_the_korean_query() -> None:
+    read = GLOSSARY.read("How many days of annual leave do I get after working one year?")
+    assert read.korean_query == "며칠 연차 유급휴가 1년 이상"
+    assert read.topics == ("annual paid leave",)
+
+
+def test_a_vietnamese_question_typed_without_diacritics_still_matches() -> None:
+    assert "퇴직금" in GLOSSARY.read("lam mot nam co duoc tro cap thoi viec khong").korean_query
+
+
+def test_a_korean_question_has_no_korean_query_of_its_own() -> None:
+    read = GLOSSARY.read("연차 며칠이야?")
+    assert read.language == "ko" and read.korean_query == ""
