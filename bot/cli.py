@@ -101,12 +101,30 @@ def index_chunks(data_dir: Path) -> int | None:
         return None
 
 
-def require_index(settings: Settings) -> None:
-    """A read command's first step: the index must exist and hold chunks (nothing is created otherwise)."""
+def looked_in(settings: Settings, *, flag: bool) -> str:
+    """Where the data dir was looked for, in the order `Settings` looks (docs/configuration.md "The data dir")."""
+    import os
+
+    from bot.config import project_dir_candidates, user_data_dir
+
+    if flag:
+        return f"{settings.data_dir} (--data-dir)"
+    if any(name.upper() == "REGBOT_DATA_DIR" for name in os.environ):
+        return f"{settings.data_dir} (REGBOT_DATA_DIR)"
+    candidates = project_dir_candidates()
+    if settings.data_dir in candidates:
+        return f"{settings.data_dir} (the nearest .regbot folder)"
+    return ", ".join(str(p) for p in (*candidates, user_data_dir()))
+
+
+def require_index(settings: Settings, args: argparse.Namespace) -> None:
+    """A read command's first step: the index must exist and hold chunks (nothing is created otherwise). The
+    message names every place looked in, so an index written elsewhere (the demo's `./.regbot`) is easy to spot."""
     chunks = index_chunks(settings.data_dir)
+    places = looked_in(settings, flag=bool(getattr(args, "data_dir", None)))
     if chunks is None:
-        raise CliError(f"no index in {settings.data_dir}: run `regbot ingest FOLDER` first "
-                       "(or point REGBOT_DATA_DIR / --data-dir at an index)", EXIT_NO_INDEX)
+        raise CliError(f"no index found (looked in {places}): run `regbot ingest FOLDER` first, or point "
+                       "--data-dir / REGBOT_DATA_DIR at an index", EXIT_NO_INDEX)
     if chunks == 0:
         raise CliError(f"the index in {settings.data_dir} is empty: run `regbot ingest FOLDER`", EXIT_NO_INDEX)
 
@@ -209,7 +227,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.terminal import Terminal
 
     question = checked_question(args.question, settings)
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     terminal = Terminal(out, console)
     result = asyncio.run(run_turn(components, terminal, question))
@@ -253,7 +271,7 @@ def read_lines(prompt: str) -> Iterator[str]:
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from bot.terminal import Terminal
 
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     terminal = Terminal(out, console)
     history: list[Message] = []
@@ -319,7 +337,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from rich.table import Table
 
     query = checked_question(args.query, settings)
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     hits = components.retriever.search_sync(query, k=args.k)
     rows = [{"doc": h.chunk.doc, "article": h.chunk.article, "title": h.chunk.title, "score": round(h.score, 6),
@@ -348,7 +366,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from rag.eval import Evaluator, dumps, load_eval_file
 
     items = load_eval_file(Path(args.file))
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     names = components.lookup.names()
 
