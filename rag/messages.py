@@ -62,7 +62,8 @@ NOT_FOUND = (
 )
 NOT_COVERED = "등록된 규정에서 {looked_for}에 대한 내용은 찾지 못했어요."
 NOT_ANSWERED = "{looked_for}은(는) 등록된 규정에 나오지만, 이 질문에 대한 답은 찾지 못했어요."
-NOT_COVERED_CLOSEST = "가장 가까운 {closest}을(를) 살펴봤지만 이 질문에 답하는 조문은 없었어요."
+# 까지 reads right after any title (을/를 would have to agree with its last syllable).
+NOT_COVERED_CLOSEST = "가장 가까운 {closest}까지 살펴봤지만 이 질문에 답하는 조문은 없었어요."
 NOT_COVERED_ASK = (
     "회사 내부 운영이나 등록된 규정 밖의 사항일 수 있으니 담당 부서(인사·총무팀)나 해당 업무 담당자에게 확인해 주세요."
 )
