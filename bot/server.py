@@ -85,6 +85,17 @@ async def metrics_view(request: web.Request) -> web.Response:
     return web.Response(body=metrics.render(), headers={"Content-Type": metrics.content_type})
 
 
+async def routes_view(request: web.Request) -> web.Response:
+    """`GET /` without the playground: what this server answers, so a browser pointed at it is not left at a 404."""
+    routes = sorted({f"{route.method} {route.resource.canonical}" for route in request.app.router.routes()
+                     if route.resource is not None and route.method != "HEAD"}, key=lambda r: r.split(" ")[1])
+    return web.json_response({
+        "service": "regbot",
+        "routes": routes,
+        "playground": "off: set REGBOT_PLAYGROUND=true, or run `regbot playground` on this machine",
+    })
+
+
 def attach_adapters(app: web.Application, runtime: Runtime) -> None:
     """Mount Slack and Teams when they are configured, and the web playground when REGBOT_PLAYGROUND=true."""
     settings = runtime.settings
@@ -140,6 +151,8 @@ def create_app(runtime: Runtime) -> web.Application:
         from bot.admin import AdminPage
 
         AdminPage.for_runtime(runtime).attach(app)
+    if not runtime.settings.playground:
+        app.router.add_get("/", routes_view)
 
     async def close(_: web.Application) -> None:
         # Adapters finish their in-flight answers (bounded) before state is closed.
@@ -181,12 +194,48 @@ def exposure_problem(settings: Settings) -> str | None:
     return None
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether another process listens on host:port (checked before the index is loaded, which takes seconds)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds: TIME_WAIT is no conflict
+        try:
+            probe.bind((host.strip("[]") or "0.0.0.0", port))
+        except OSError:
+            return True
+    return False
+
+
+PORT_IN_USE = "port {port} is in use: pass --port"
+
+
+def run_until_stopped(app: web.Application, settings: Settings, *, ready=None) -> None:
+    """`web.run_app` until Ctrl-C or SIGTERM, then one calm line on stderr; a port taken meanwhile is OSError."""
+    import errno
+
+    try:
+        web.run_app(app, host=settings.host, port=settings.port, print=ready, shutdown_timeout=30)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(PORT_IN_USE.format(port=settings.port)) from None
+        raise
+    print("regbot: stopped", file=sys.stderr)
+
+
+class PortInUse(Exception):
+    """The port is taken; the message says how to choose another."""
+
+
 def serve(settings: Settings) -> int:
     """Run the server until stopped; 2 (with one line on stderr) when the settings would expose it."""
     problem = exposure_problem(settings)
     if problem:
         print(f"regbot serve: {problem}", file=sys.stderr)
         return 2
+    if port_in_use(settings.host, settings.port):
+        raise PortInUse(PORT_IN_USE.format(port=settings.port))
     metrics = Metrics()
     store = build_store(settings, metrics)
     # The answer cache lives in the state store, so replicas share it through Redis.
@@ -195,5 +244,5 @@ def serve(settings: Settings) -> int:
     runtime = build_runtime(settings, components, store=store, metrics=metrics)
     app = create_app(runtime)
     announce(summarize(settings, components))
-    web.run_app(app, host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
+    run_until_stopped(app, settings)
     return 0
