@@ -458,7 +458,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
-    configure_logging(log_content=settings.log_content, level=logging.DEBUG if args.verbose else logging.INFO)
+    # A person at a terminal reads the start-up block; INFO's JSON lines are for log collectors (or -v).
+    level = logging.DEBUG if args.verbose else logging.WARNING if sys.stderr.isatty() else logging.INFO
+    configure_logging(log_content=settings.log_content, level=level)
     try:
         return serve(settings)
     except PortInUse as exc:
