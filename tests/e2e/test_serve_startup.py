@@ -47,3 +47,21 @@ async def test_root_with_the_playground_is_the_playground(start_regbot):
     server = await start_regbot(REGBOT_PLAYGROUND="true")
     async with aiohttp.ClientSession() as http, http.get(server.url + "/") as response:
         assert response.status == 200 and response.content_type == "text/html"
+
+
+async def test_admin_page_saved_with_curl_carries_its_stylesheet(start_regbot):
+    import base64
+    import hashlib
+    import re
+
+    server = await start_regbot(REGBOT_ADMIN_TOKEN="t0ken")
+    async with aiohttp.ClientSession() as http, \
+            http.get(server.url + "/admin", headers={"Authorization": "Bearer t0ken"}) as response:
+        assert response.status == 200
+        page = await response.text()
+        csp = response.headers["Content-Security-Policy"]
+    assert '<link rel="stylesheet"' not in page
+    css = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    assert ".cards" in css
+    digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
+    assert f"'sha256-{digest}'" in csp and "script-src 'self'" in csp
