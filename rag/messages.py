@@ -73,6 +73,10 @@ RULE_CODE_SUFFIX = " (규정 제{code}호)"  # after a regulation's name in an o
 FULLTEXT_HEADER = "**{doc} 전문** ({page}/{pages}쪽)"
 FULLTEXT_NEXT = "다음 쪽은 '{doc} 전문 {page}쪽'이라고 물어봐 주세요."
 LOOKUP_DECREE_NOT_INDEXED = "「{doc}」의 {decree}은 등록된 규정에 없어요. 「{doc}」 본문은 찾아볼 수 있어요."
+LOOKUP_DOC_NOT_INDEXED = (
+    "「{doc}」은(는) 등록된 규정에 없어요. 등록된 규정의 조문만 찾아 드릴 수 있으니, 규정 이름을 확인하거나 "
+    "내용을 질문으로 물어봐 주세요."
+)
 LOOKUP_MISSING = "{targets}는 「{doc}」에서 찾지 못했어요."
 LOOKUP_CHOOSE = "{target}는 여러 규정에 있어요: {candidates}. 어느 규정의 {target}인지 골라 주세요."
 LOOKUP_AMBIGUOUS = "'{name}'에 해당하는 규정이 여러 개예요: {candidates}. 정확한 이름으로 다시 물어봐 주세요."

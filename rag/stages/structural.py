@@ -33,6 +33,9 @@ class StructuralAnswerer:
             text = messages.LOOKUP_AMBIGUOUS.format(name=shorten(query, ECHOED_CHARS),
                                                     candidates=", ".join(result.candidates))
             return DraftAnswer(text=text, citations=())
+        if result.kind == "not_found" and result.unindexed:
+            text = messages.LOOKUP_DOC_NOT_INDEXED.format(doc=shorten(result.doc, ECHOED_CHARS))
+            return DraftAnswer(text=text, citations=())
         if result.kind == "not_found" and result.target in ("시행령", "시행규칙"):
             text = messages.LOOKUP_DECREE_NOT_INDEXED.format(doc=result.doc, decree=result.target)
             return DraftAnswer(text=text, citations=(), followups=(f"{result.doc} 목차",))
