@@ -96,6 +96,24 @@ async def routes_view(request: web.Request) -> web.Response:
     })
 
 
+def indexed_articles(components: Components) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each indexed document with its titled articles (label, title) in document order: the organisation's rules
+    before statutes, each by size, so the playground's examples start from what its users most likely ask about."""
+    from rag.stages.legal_basis import CollectionRoles
+
+    law = CollectionRoles(law=tuple(c.strip() for c in components.settings.law_collections.split(",") if c.strip()))
+    articles: dict[str, dict[str, str]] = {}
+    statutes: set[str] = set()
+    for chunk in components.corpus.chunks:
+        if chunk.kind != "article" or not chunk.title or chunk.deleted:
+            continue
+        articles.setdefault(chunk.doc, {}).setdefault(chunk.article, chunk.title)
+        if law.is_law(chunk.collection):
+            statutes.add(chunk.doc)
+    order = sorted(articles, key=lambda doc: (doc in statutes, -len(articles[doc]), doc))
+    return [(doc, list(articles[doc].items())) for doc in order]
+
+
 def attach_adapters(app: web.Application, runtime: Runtime) -> None:
     """Mount Slack and Teams when they are configured, and the web playground when REGBOT_PLAYGROUND=true."""
     settings = runtime.settings
@@ -124,6 +142,7 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
         runtime.adapters.append(teams)
     if settings.playground:
         from adapters.web import WebPlaygroundAdapter
+        from adapters.web.page import example_questions
 
         lookup = runtime.components.lookup
 
@@ -132,7 +151,8 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             return result.chunks if result.kind in ("article", "annex", "addenda") else ()
 
         playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks,
-                                          public_hosts=settings.public_host_names)
+                                          public_hosts=settings.public_host_names,
+                                          examples=example_questions(indexed_articles(runtime.components)))
         playground.attach(app)
         runtime.adapters.append(playground)
 

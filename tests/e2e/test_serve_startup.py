@@ -65,3 +65,16 @@ async def test_admin_page_saved_with_curl_carries_its_stylesheet(start_regbot):
     assert ".cards" in css
     digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
     assert f"'sha256-{digest}'" in csp and "script-src 'self'" in csp
+
+
+async def test_the_playgrounds_examples_name_what_is_indexed(start_regbot, sample_components):
+    import re
+
+    server = await start_regbot(REGBOT_PLAYGROUND="true")
+    async with aiohttp.ClientSession() as http, http.get(server.url + "/") as response:
+        page = await response.text()
+    examples = re.findall(r'<button type="button" class="example">([^<]+)</button>', page)
+    doc, article = re.fullmatch(r"(.+) (제\d+조(?:의\d+)?) 보여줘", examples[0]).groups()
+    assert any(c.doc == doc and c.article == article for c in sample_components.corpus.chunks)
+    titles = {c.title for c in sample_components.corpus.chunks}
+    assert all(e.removesuffix("에 대해 알려줘") in titles for e in examples[1:]) and len(examples) == 3
