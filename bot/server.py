@@ -216,6 +216,7 @@ def exposure_problem(settings: Settings) -> str | None:
 
 def port_in_use(host: str, port: int) -> bool:
     """Whether another process listens on host:port (checked before the index is loaded, which takes seconds)."""
+    import errno
     import socket
 
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -223,8 +224,8 @@ def port_in_use(host: str, port: int) -> bool:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds: TIME_WAIT is no conflict
         try:
             probe.bind((host.strip("[]") or "0.0.0.0", port))
-        except OSError:
-            return True
+        except OSError as exc:  # any other problem (a name that does not resolve) is run_app's to report
+            return exc.errno == errno.EADDRINUSE
     return False
 
 
