@@ -2,7 +2,8 @@
 
     GET /admin[?since=7d]         Authorization: Bearer $REGBOT_ADMIN_TOKEN → the page (401 otherwise; the route
                                   exists only when a token is configured, so 404 without one)
-    GET /admin/static/admin.css   the page's stylesheet (no secrets in it, so no token: browsers send none for it)
+    GET /admin/static/admin.css   the stylesheet alone (the page inlines it, so a copy saved with curl renders
+                                  styled; the page's CSP allows exactly that stylesheet by its hash)
 
 Server-rendered: the figures are in the HTML and the charts are inline SVG, so the page needs no script and runs
 under the playground's CSP. Every record-derived string is escaped.
@@ -41,6 +42,16 @@ def stylesheet() -> str:
     return resources.files("bot").joinpath("static", "admin.css").read_text(encoding="utf-8")
 
 
+def inline_style_headers(css: str) -> dict[str, str]:
+    """The security headers, with the CSP also allowing the one inline `<style>` whose text is `css` (by hash)."""
+    import base64
+    import hashlib
+
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode()
+    csp = SECURITY_HEADERS["Content-Security-Policy"].replace("style-src 'self'", f"style-src 'self' 'sha256-{digest}'")
+    return {**SECURITY_HEADERS, "Content-Security-Policy": csp}
+
+
 class AdminPage:
     """`GET /admin`: the report over the records the server writes, behind a bearer token.
 
@@ -64,6 +75,7 @@ class AdminPage:
         self._changes = changes  # the index's change record, for the "최근 개정" section
         self._recent_days = recent_days
         self._css = stylesheet()
+        self._page_headers = inline_style_headers(self._css)
 
     @classmethod
     def for_runtime(cls, runtime: Runtime) -> AdminPage:
@@ -95,8 +107,8 @@ class AdminPage:
             logger.warning("admin report failed: %s", exc.__class__.__name__)
             return web.Response(status=503, text="503: the turn records cannot be read right now",
                                 headers=SECURITY_HEADERS)
-        html = render_report_html(report, stylesheet_href=STYLESHEET_ROUTE)
-        return web.Response(text=html, content_type="text/html", charset="utf-8", headers=SECURITY_HEADERS)
+        html = render_report_html(report)  # stylesheet inlined: `curl … > report.html` opens styled
+        return web.Response(text=html, content_type="text/html", charset="utf-8", headers=self._page_headers)
 
     async def css(self, request: web.Request) -> web.Response:
         return web.Response(text=self._css, content_type="text/css", charset="utf-8", headers=SECURITY_HEADERS)

@@ -55,9 +55,18 @@ CHAT_UNKNOWN_COMMAND = "모르는 명령이에요: {command} (/help 참고)"
 CHAT_NO_FOLLOWUPS = "고를 수 있는 이어지는 질문이 아직 없어요. 질문을 글로 적어 주세요."
 CHAT_PICK_NUMBER = "1부터 {count}까지의 번호를 골라 주세요."
 NO_ANSWER = "답변을 만들지 못했어요."
+CHAT_CANCELLED = "답변을 멈췄어요. 다른 질문을 입력하거나 /quit 으로 끝내세요."
+
+class StdoutConsole(Console):
+    """stdout. rich ends the process with status 1 when the reader leaves (`regbot report | head`); here that is a
+    BrokenPipeError, which `main` turns into a quiet exit 0 as for every other command."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
 
 console = Console(stderr=True)
-out = Console()
+out = StdoutConsole()
 
 
 class CliError(Exception):
@@ -102,12 +111,30 @@ def index_chunks(data_dir: Path) -> int | None:
         return None
 
 
-def require_index(settings: Settings) -> None:
-    """A read command's first step: the index must exist and hold chunks (nothing is created otherwise)."""
+def looked_in(settings: Settings, *, flag: bool) -> str:
+    """Where the data dir was looked for, in the order `Settings` looks (docs/configuration.md "The data dir")."""
+    import os
+
+    from bot.config import project_dir_candidates, user_data_dir
+
+    if flag:
+        return f"{settings.data_dir} (--data-dir)"
+    if any(name.upper() == "REGBOT_DATA_DIR" for name in os.environ):
+        return f"{settings.data_dir} (REGBOT_DATA_DIR)"
+    candidates = project_dir_candidates()
+    if settings.data_dir in candidates:
+        return f"{settings.data_dir} (the nearest .regbot folder)"
+    return ", ".join(str(p) for p in (*candidates, user_data_dir()))
+
+
+def require_index(settings: Settings, args: argparse.Namespace) -> None:
+    """A read command's first step: the index must exist and hold chunks (nothing is created otherwise). The
+    message names every place looked in, so an index written elsewhere (the demo's `./.regbot`) is easy to spot."""
     chunks = index_chunks(settings.data_dir)
+    places = looked_in(settings, flag=bool(getattr(args, "data_dir", None)))
     if chunks is None:
-        raise CliError(f"no index in {settings.data_dir}: run `regbot ingest FOLDER` first "
-                       "(or point REGBOT_DATA_DIR / --data-dir at an index)", EXIT_NO_INDEX)
+        raise CliError(f"no index found (looked in {places}): run `regbot ingest FOLDER` first, or point "
+                       "--data-dir / REGBOT_DATA_DIR at an index", EXIT_NO_INDEX)
     if chunks == 0:
         raise CliError(f"the index in {settings.data_dir} is empty: run `regbot ingest FOLDER`", EXIT_NO_INDEX)
 
@@ -155,22 +182,33 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     )
     from rich.table import Table
 
+    from rag.knowledge.ingest import discover_files
+    from rag.knowledge.loaders import LoaderRegistry
+
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise CliError(f"no such file or folder: {', '.join(missing)}")
+    paths = [Path(p) for p in args.paths]
+    registry = LoaderRegistry()
+    files, passed = discover_files(paths, registry)
+    if not files and not args.prune:  # --prune over an emptied folder still has work: removing what is gone
+        skipped = f" ({len(passed)} other file(s) passed over, e.g. {passed[0].reason})" if passed else ""
+        raise CliError(f"no supported files in {', '.join(args.paths)}{skipped}; supported: "
+                       f"{' '.join(sorted(registry.extensions))}")
     console.print(f"data dir: {settings.data_dir}", soft_wrap=True, highlight=False)
     components = args.build(settings)
     ingestor = components.ingestor()
-    paths = [Path(p) for p in args.paths]
-    # On a terminal: files done, and inside a big file its chunks tokenised and embedded, with time left.
+    done_files = [0]
+    # On a terminal: files done of the files found, and inside a big file its chunks tokenised and embedded.
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=True) as progress:
-        task = progress.add_task("ingest", total=None)
+        task = progress.add_task("ingest", total=len(files))
         inside = progress.add_task("", total=None, visible=False)
 
         phase_shown = [""]
 
         def on_file(name: str, done: int) -> None:
+            done_files[0] = done
             progress.update(task, description=f"ingest {name}", completed=done)
             progress.reset(inside, total=None, visible=False)
             phase_shown[0] = ""
@@ -182,8 +220,13 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             progress.update(inside, description=f"  {phase} {name} (chunks)", completed=done, total=total,
                             visible=True)
 
-        report = ingestor.ingest(paths, collection=args.collection, prune=args.prune, progress=on_file,
-                                 file_progress=on_chunks)
+        try:
+            report = ingestor.ingest(paths, collection=args.collection, prune=args.prune, progress=on_file,
+                                     file_progress=on_chunks)
+        except KeyboardInterrupt:
+            # Each finished file is committed; the next run skips them as unchanged.
+            raise CliError(f"interrupted: indexed {done_files[0]} of {len(files)} files; run ingest again to "
+                           "continue", EXIT_INTERRUPTED) from None
     table = Table(title=f"regbot ingest → collection '{args.collection}' ({report.seconds:.1f}s)")
     for column in ("file", "status", "document", "chunks", "embedded", "reason"):
         table.add_column(column)
@@ -210,7 +253,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.terminal import Terminal
 
     question = checked_question(args.question, settings)
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     terminal = Terminal(out, console)
     result = asyncio.run(run_turn(components, terminal, question))
@@ -254,7 +297,7 @@ def read_lines(prompt: str) -> Iterator[str]:
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from bot.terminal import Terminal
 
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     terminal = Terminal(out, console)
     history: list[Message] = []
@@ -299,7 +342,11 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
         except CliError as exc:
             console.print(str(exc))
             continue
-        result = asyncio.run(run_turn(components, terminal, question, tuple(history)))
+        try:
+            result = asyncio.run(run_turn(components, terminal, question, tuple(history)))
+        except KeyboardInterrupt:  # Ctrl-C during an answer cancels that answer, not the chat
+            console.print(CHAT_CANCELLED)
+            continue
         answer, error = result.answer, result.error
         if answer is None:
             console.print(error or NO_ANSWER, markup=False)
@@ -320,7 +367,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from rich.table import Table
 
     query = checked_question(args.query, settings)
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     hits = components.retriever.search_sync(query, k=args.k)
     rows = [{"doc": h.chunk.doc, "article": h.chunk.article, "title": h.chunk.title, "score": round(h.score, 6),
@@ -349,7 +396,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from rag.eval import Evaluator, dumps, load_eval_file
 
     items = load_eval_file(Path(args.file))
-    require_index(settings)
+    require_index(settings, args)
     components = args.build(settings)
     names = components.lookup.names()
 
@@ -403,14 +450,22 @@ def eval_table(result: dict, *, title: str) -> Table:
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.description = ("Slack (/slack/events), Teams (/api/messages), /healthz, /readyz, /metrics; the web playground "
                      "with REGBOT_PLAYGROUND=true. Address: REGBOT_HOST:REGBOT_PORT.")
+    p.add_argument("--port", type=int, default=None, help="port (default: REGBOT_PORT or 3978)")
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from bot.logging_setup import configure_logging
-    from bot.server import serve
+    from bot.server import PortInUse, serve
 
-    configure_logging(log_content=settings.log_content, level=logging.DEBUG if args.verbose else logging.INFO)
-    return serve(settings)
+    if args.port is not None:
+        settings = settings.model_copy(update={"port": args.port})
+    # A person at a terminal reads the start-up block; INFO's JSON lines are for log collectors (or -v).
+    level = logging.DEBUG if args.verbose else logging.WARNING if sys.stderr.isatty() else logging.INFO
+    configure_logging(log_content=settings.log_content, level=level)
+    try:
+        return serve(settings)
+    except PortInUse as exc:
+        raise CliError(str(exc), EXIT_FAILED) from None
 
 
 def add_playground_arguments(p: argparse.ArgumentParser) -> None:
@@ -423,12 +478,12 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
     import os
     import webbrowser
 
-    from aiohttp import web
-
-    from bot.server import build_runtime, create_app
+    from bot.server import PORT_IN_USE, PortInUse, build_runtime, create_app, port_in_use, run_until_stopped
 
     port = args.port if args.port is not None else settings.port
     settings = settings.model_copy(update={"playground": True, "host": "127.0.0.1", "port": port})
+    if port_in_use(settings.host, port):
+        raise CliError(PORT_IN_USE.format(port=port), EXIT_FAILED)
     if not index_chunks(settings.data_dir):
         console.print(f"[yellow]no index in {settings.data_dir} yet: run `regbot ingest FOLDER` to give the "
                       "playground something to answer from[/yellow]", highlight=False)
@@ -443,8 +498,10 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
                                     or sys.platform in ("darwin", "win32")):
             webbrowser.open(url)
 
-    web.run_app(create_app(build_runtime(settings, components)), host=settings.host, port=port, print=ready,
-                shutdown_timeout=30)
+    try:
+        run_until_stopped(create_app(build_runtime(settings, components)), settings, ready=ready)
+    except PortInUse as exc:
+        raise CliError(str(exc), EXIT_FAILED) from None
     return 0
 
 
@@ -519,7 +576,8 @@ def _common_options(*, suppress: bool) -> argparse.ArgumentParser:
     common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
                         help="log at INFO (and show tracebacks of unexpected errors)")
     common.add_argument("--data-dir", type=Path, default=default, metavar="DIR",
-                        help="index and local state (default: REGBOT_DATA_DIR, else a per-user data directory)")
+                        help="index and local state (default: REGBOT_DATA_DIR, else the nearest .regbot folder, else a "
+                        "per-user data directory)")
     return common
 
 
@@ -553,8 +611,18 @@ def configure_cli_logging(verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None, *, build_components: Callable | None = None) -> int:
-    """Run one command; `build_components(settings)` replaces the default builder (tests pass prebuilt ones)."""
-    args = parser().parse_args(argv)
+    """Run one command; `build_components(settings)` replaces the default builder (tests pass prebuilt ones).
+    `regbot` alone prints the commands on stdout and exits 0 (asking what there is is not a mistake)."""
+    argv = sys.argv[1:] if argv is None else argv
+    p = parser()
+    if not argv:
+        p.print_help()
+        return EXIT_OK
+    mistyped = unknown_command(p, argv)
+    if mistyped:
+        say_error(mistyped)
+        return EXIT_INPUT
+    args = p.parse_args(argv)
     configure_cli_logging(args.verbose)
     args.build = build_components or build
     try:
@@ -583,6 +651,27 @@ def main(argv: list[str] | None = None, *, build_components: Callable | None = N
         else:
             say_error(f"unexpected error ({exc.__class__.__name__}: {exc}); run with -v for details")
         return EXIT_FAILED
+
+
+def unknown_command(p: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """"unknown command 'injest': did you mean `regbot ingest`?" for a command name that is not one; None otherwise
+    (argparse reports every other mistake)."""
+    import difflib
+
+    names = next(list(a.choices) for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    words = iter(argv)
+    for word in words:
+        if word == "--data-dir":
+            next(words, None)  # its value
+        elif word.startswith("-"):
+            continue
+        elif word in names:
+            return None
+        else:
+            close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+            hint = f"did you mean `regbot {close[0]}`?" if close else f"the commands are {', '.join(names)}"
+            return f"unknown command '{word}': {hint} (`regbot --help` for more)"
+    return None
 
 
 def say_error(message: str) -> None:

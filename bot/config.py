@@ -10,13 +10,29 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.retrieval.config import RetrievalConfig
 
+PROJECT_DATA_DIR = ".regbot"  # what scripts/demo.sh writes in the clone
 
-def default_data_dir() -> Path:
+
+def user_data_dir() -> Path:
     """The per-user data directory: `~/.local/share/regbot` on Linux, `~/Library/Application Support/regbot` on
     macOS, `%LOCALAPPDATA%\\regbot` on Windows."""
     from platformdirs import user_data_path
 
     return user_data_path("regbot", appauthor=False)
+
+
+def project_dir_candidates(start: Path | None = None) -> list[Path]:
+    """Where a project-local data dir may be, nearest first: `.regbot` in `start` (the current directory) and
+    each of its parents, as git finds `.git`."""
+    here = (start or Path.cwd()).resolve()
+    return [folder / PROJECT_DATA_DIR for folder in (here, *here.parents)]
+
+
+def default_data_dir() -> Path:
+    """The data dir when neither `--data-dir` nor `REGBOT_DATA_DIR` names one: the nearest `.regbot` folder in the
+    current directory or a parent (so the demo's index is found from anywhere in the clone), else the per-user
+    data directory."""
+    return next((p for p in project_dir_candidates() if p.is_dir()), None) or user_data_dir()
 
 
 class RetrievalSettings(BaseSettings, RetrievalConfig):
@@ -34,8 +50,9 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default_factory=default_data_dir, alias="REGBOT_DATA_DIR",
         description="Where the index (`index.sqlite`), embedded Chroma and local state live. `regbot ingest` prints "
-                    "it; read commands never create it (`--data-dir` overrides).",
-        json_schema_extra={"doc_default": "per-user data directory (`~/.local/share/regbot` on Linux)"})
+                    "it; read commands never create it. `--data-dir` wins over it.",
+        json_schema_extra={"doc_default": "the nearest `.regbot` folder in the current directory or a parent, "
+                                          "else the per-user data directory (`~/.local/share/regbot` on Linux)"})
     llm: Literal["offline", "anthropic", "openai"] | None = Field(
         None, alias="REGBOT_LLM",
         description="Which LLM answers: `offline` (extractive, no network), `anthropic` or `openai` "

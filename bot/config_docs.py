@@ -88,8 +88,12 @@ def configuration_markdown() -> str:
 <!-- Generated from bot/config.py by `{REGENERATE}`; do not edit by hand. -->
 
 regbot reads these environment variables once, at start-up (`bot/config.py`, `Settings`). A `.env` file is read
-by `docker compose` (copy `.env.example`); the CLI reads the process environment. `regbot --data-dir DIR` overrides
-`REGBOT_DATA_DIR` for one command.
+by `docker compose` (copy `.env.example`); the CLI reads the process environment.
+
+**The data dir**, first found wins: `regbot --data-dir DIR` (one command), then `REGBOT_DATA_DIR`, then the nearest
+`.regbot` folder in the current directory or a parent (`scripts/demo.sh` writes `./.regbot`, so every command run
+inside the clone finds the demo's index), then the per-user data directory. A read command that finds no index
+names every place it looked.
 
 | variable | default | effect |
 |---|---|---|

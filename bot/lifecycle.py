@@ -115,7 +115,9 @@ class GracefulShutdown:
         self._draining = True
         started = self._clock()
         at_start = self._in_flight()
-        logger.warning("shutting down: intake stopped, %d answer(s) in flight", at_start)
+        # Warnings only when answers are at stake: a Ctrl-C on an idle server is not a problem to report.
+        logger.log(logging.WARNING if at_start else logging.INFO,
+                   "shutting down: intake stopped, %d answer(s) in flight", at_start)
         for adapter in self._intake_stoppers:
             if isinstance(adapter, IntakeStopper):
                 try:
@@ -133,7 +135,7 @@ class GracefulShutdown:
         if left:
             logger.warning("drain deadline (%.0f s) passed with %d answer(s) running; they will be cancelled",
                            self._drain_timeout_s, left)
-        else:
+        elif at_start:
             logger.warning("drained in %.1f s", waited_s)
         return self._report
 

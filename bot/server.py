@@ -85,6 +85,35 @@ async def metrics_view(request: web.Request) -> web.Response:
     return web.Response(body=metrics.render(), headers={"Content-Type": metrics.content_type})
 
 
+async def routes_view(request: web.Request) -> web.Response:
+    """`GET /` without the playground: what this server answers, so a browser pointed at it is not left at a 404."""
+    routes = sorted({f"{route.method} {route.resource.canonical}" for route in request.app.router.routes()
+                     if route.resource is not None and route.method != "HEAD"}, key=lambda r: r.split(" ")[1])
+    return web.json_response({
+        "service": "regbot",
+        "routes": routes,
+        "playground": "off: set REGBOT_PLAYGROUND=true, or run `regbot playground` on this machine",
+    })
+
+
+def indexed_articles(components: Components) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each indexed document with its titled articles (label, title) in document order: the organisation's rules
+    before statutes, each by size, so the playground's examples start from what its users most likely ask about."""
+    from rag.stages.legal_basis import CollectionRoles
+
+    law = CollectionRoles(law=tuple(c.strip() for c in components.settings.law_collections.split(",") if c.strip()))
+    articles: dict[str, dict[str, str]] = {}
+    statutes: set[str] = set()
+    for chunk in components.corpus.chunks:
+        if chunk.kind != "article" or not chunk.title or chunk.deleted:
+            continue
+        articles.setdefault(chunk.doc, {}).setdefault(chunk.article, chunk.title)
+        if law.is_law(chunk.collection):
+            statutes.add(chunk.doc)
+    order = sorted(articles, key=lambda doc: (doc in statutes, -len(articles[doc]), doc))
+    return [(doc, list(articles[doc].items())) for doc in order]
+
+
 def attach_adapters(app: web.Application, runtime: Runtime) -> None:
     """Mount Slack and Teams when they are configured, and the web playground when REGBOT_PLAYGROUND=true."""
     settings = runtime.settings
@@ -113,6 +142,7 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
         runtime.adapters.append(teams)
     if settings.playground:
         from adapters.web import WebPlaygroundAdapter
+        from adapters.web.page import example_questions
 
         lookup = runtime.components.lookup
 
@@ -121,7 +151,8 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             return result.chunks if result.kind in ("article", "annex", "addenda") else ()
 
         playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks,
-                                          public_hosts=settings.public_host_names)
+                                          public_hosts=settings.public_host_names,
+                                          examples=example_questions(indexed_articles(runtime.components)))
         playground.attach(app)
         runtime.adapters.append(playground)
 
@@ -140,6 +171,8 @@ def create_app(runtime: Runtime) -> web.Application:
         from bot.admin import AdminPage
 
         AdminPage.for_runtime(runtime).attach(app)
+    if not runtime.settings.playground:
+        app.router.add_get("/", routes_view)
 
     async def close(_: web.Application) -> None:
         # Adapters finish their in-flight answers (bounded) before state is closed.
@@ -181,12 +214,49 @@ def exposure_problem(settings: Settings) -> str | None:
     return None
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether another process listens on host:port (checked before the index is loaded, which takes seconds)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds: TIME_WAIT is no conflict
+        try:
+            probe.bind((host.strip("[]") or "0.0.0.0", port))
+        except OSError as exc:  # any other problem (a name that does not resolve) is run_app's to report
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+PORT_IN_USE = "port {port} is in use: pass --port"
+
+
+def run_until_stopped(app: web.Application, settings: Settings, *, ready=None) -> None:
+    """`web.run_app` until Ctrl-C or SIGTERM, then one calm line on stderr; a port taken meanwhile is OSError."""
+    import errno
+
+    try:
+        web.run_app(app, host=settings.host, port=settings.port, print=ready, shutdown_timeout=30)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(PORT_IN_USE.format(port=settings.port)) from None
+        raise
+    print("regbot: stopped", file=sys.stderr)
+
+
+class PortInUse(Exception):
+    """The port is taken; the message says how to choose another."""
+
+
 def serve(settings: Settings) -> int:
     """Run the server until stopped; 2 (with one line on stderr) when the settings would expose it."""
     problem = exposure_problem(settings)
     if problem:
         print(f"regbot serve: {problem}", file=sys.stderr)
         return 2
+    if port_in_use(settings.host, settings.port):
+        raise PortInUse(PORT_IN_USE.format(port=settings.port))
     metrics = Metrics()
     store = build_store(settings, metrics)
     # The answer cache lives in the state store, so replicas share it through Redis.
@@ -195,5 +265,5 @@ def serve(settings: Settings) -> int:
     runtime = build_runtime(settings, components, store=store, metrics=metrics)
     app = create_app(runtime)
     announce(summarize(settings, components))
-    web.run_app(app, host=settings.host, port=settings.port, print=None, shutdown_timeout=30)
+    run_until_stopped(app, settings)
     return 0

@@ -1,5 +1,6 @@
 """What `regbot serve` says when it starts: where it listens, which adapters are on and why, the index, the LLM,
-state and Chroma. Human lines on a terminal; one JSON log line otherwise (log collectors read that)."""
+state, Chroma and /admin. The readable block always goes to stderr; off a terminal one JSON log line follows it
+(log collectors read that)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ def playground_switch(settings: Settings) -> Switch:
     return Switch(False, "REGBOT_PLAYGROUND is not true")
 
 
+def admin_switch(settings: Settings) -> Switch:
+    if settings.admin_token:
+        return Switch(True, "at /admin with `Authorization: Bearer` (REGBOT_ADMIN_TOKEN)")
+    return Switch(False, "REGBOT_ADMIN_TOKEN is not set")
+
+
 def redact_url(url: str) -> str:
     """The URL without its password (`redis://:secret@host` → `redis://:***@host`)."""
     parts = urlsplit(url)
@@ -65,6 +72,7 @@ class StartupSummary:
     slack: Switch
     teams: Switch
     playground: Switch
+    admin: Switch
     index_chunks: int
     index_documents: int
     index_version: int
@@ -84,6 +92,7 @@ class StartupSummary:
             switch("Slack", self.slack),
             switch("Teams", self.teams),
             switch("playground", self.playground),
+            switch("/admin", self.admin),
             f"  {'index':<11}{index}",
             f"  {'data dir':<11}{self.data_dir}",
             f"  {'LLM':<11}{self.llm}",
@@ -118,6 +127,7 @@ def summarize(settings: Settings, components) -> StartupSummary:
     return StartupSummary(
         listen=f"http://{settings.host}:{settings.port}",
         slack=slack_switch(settings), teams=teams_switch(settings), playground=playground_switch(settings),
+        admin=admin_switch(settings),
         index_chunks=len(chunks), index_documents=len({c.doc for c in chunks}),
         index_version=components.store.version(), data_dir=str(settings.data_dir),
         llm=llm, state=state, chroma=chroma,
@@ -125,14 +135,14 @@ def summarize(settings: Settings, components) -> StartupSummary:
 
 
 def announce(summary: StartupSummary, *, stream: TextIO | None = None) -> None:
-    """The block on a terminal; one `regbot serve starting` log line (JSON under `configure_logging`) otherwise."""
+    """The block on stderr, always (a person reads it first); off a terminal also one `regbot serve starting` log
+    line (JSON under `configure_logging`) for log collectors."""
     stream = stream if stream is not None else sys.stderr
-    if stream.isatty():
-        stream.write("\n".join(summary.lines()) + "\n")
-        stream.flush()
-        return
-    log.info("regbot serve starting", extra=summary.as_log_fields())
+    stream.write("\n".join(summary.lines()) + "\n")
+    stream.flush()
+    if not stream.isatty():
+        log.info("regbot serve starting", extra=summary.as_log_fields())
 
 
-__all__ = ["StartupSummary", "Switch", "announce", "playground_switch", "slack_switch", "summarize",
+__all__ = ["StartupSummary", "Switch", "admin_switch", "announce", "playground_switch", "slack_switch", "summarize",
            "teams_switch"]

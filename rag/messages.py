@@ -62,17 +62,21 @@ NOT_FOUND = (
 )
 NOT_COVERED = "등록된 규정에서 {looked_for}에 대한 내용은 찾지 못했어요."
 NOT_ANSWERED = "{looked_for}은(는) 등록된 규정에 나오지만, 이 질문에 대한 답은 찾지 못했어요."
-NOT_COVERED_CLOSEST = "가장 가까운 {closest}을(를) 살펴봤지만 이 질문에 답하는 조문은 없었어요."
+# 까지 reads right after any title (을/를 would have to agree with its last syllable).
+NOT_COVERED_CLOSEST = "가장 가까운 {closest}까지 살펴봤지만 이 질문에 답하는 조문은 없었어요."
 NOT_COVERED_ASK = (
     "회사 내부 운영이나 등록된 규정 밖의 사항일 수 있으니 담당 부서(인사·총무팀)나 해당 업무 담당자에게 확인해 주세요."
 )
-COLLECTION_NAME = "'{name}' 규정 모음"  # a collection among the closest a refusal names
 LOOKUP_NOT_FOUND = "'{query}'에 해당하는 조문을 찾지 못했어요. 규정 이름과 조 번호를 확인해 주세요."
 OUTLINE_MORE = "  … 외 {count}개"
 RULE_CODE_SUFFIX = " (규정 제{code}호)"  # after a regulation's name in an overview
 FULLTEXT_HEADER = "**{doc} 전문** ({page}/{pages}쪽)"
 FULLTEXT_NEXT = "다음 쪽은 '{doc} 전문 {page}쪽'이라고 물어봐 주세요."
 LOOKUP_DECREE_NOT_INDEXED = "「{doc}」의 {decree}은 등록된 규정에 없어요. 「{doc}」 본문은 찾아볼 수 있어요."
+LOOKUP_DOC_NOT_INDEXED = (
+    "「{doc}」은(는) 등록된 규정에 없어요. 등록된 규정의 조문만 찾아 드릴 수 있으니, 규정 이름을 확인하거나 "
+    "내용을 질문으로 물어봐 주세요."
+)
 LOOKUP_MISSING = "{targets}는 「{doc}」에서 찾지 못했어요."
 LOOKUP_CHOOSE = "{target}는 여러 규정에 있어요: {candidates}. 어느 규정의 {target}인지 골라 주세요."
 LOOKUP_AMBIGUOUS = "'{name}'에 해당하는 규정이 여러 개예요: {candidates}. 정확한 이름으로 다시 물어봐 주세요."

@@ -29,7 +29,7 @@ from rag.retrieval.planned import (
     planned_queries,
 )
 from rag.retrieval.retriever import Retriever
-from rag.stages.answerability import refusal_message
+from rag.stages.answerability import refusal_message, related_chunks
 from rag.stages.changes import AmendmentNotes
 from rag.stages.followups import about_articles
 from rag.stages.generator import DraftAnswer, GenerationEvent, GenerationInput
@@ -298,7 +298,8 @@ class AnswerPipeline:
             text = refusal_message(() if unread else grade.looked_for, hits,
                                    silent_on=() if unread else grade.silent_on, language=understood.language)
             # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
-            nearest = about_articles(enhanced.text, [h.chunk for h in hits], at_most=REFUSAL_NEAREST)
+            nearest = about_articles(enhanced.text, related_chunks([h.chunk for h in hits], grade.looked_for),
+                                     at_most=REFUSAL_NEAREST)
             yield AnswerEvent.delta(text)
             if nearest:
                 yield AnswerEvent.followup_questions(nearest)

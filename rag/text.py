@@ -22,6 +22,14 @@ def collapse_spaces(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+ECHOED_CHARS = 60  # the most of the user's own words a reply repeats ("'…'에 해당하는 조문을 찾지 못했어요")
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, "…" marking the cut: what a reply echoes of the user's words."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def doc_key(name: str) -> str:
     """Comparison key for document names: NFC, no spaces, underscores, middle dots or 「」."""
     name = normalize_text(name)

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Creates .venv (Python >= 3.11) and installs regbot with its dev tools. Idempotent; quiet when nothing changed.
+# Creates .venv (Python >= 3.11) and installs regbot: the product only, or with `--test` also its test tools
+# (pytest, playwright, kubernetes-validate…: the `test` extra). Idempotent; quiet when nothing changed.
+# Each install has its own stamp, so the demo after the tests (or the tests after the demo) reinstalls nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+extra=""
+stamp=.venv/.regbot-installed
+if [ "${1:-}" = "--test" ]; then
+  extra="[test]"
+  stamp=.venv/.regbot-test-installed
+fi
 
 PYTHON=${PYTHON:-}
 if [ -z "$PYTHON" ]; then
@@ -22,10 +31,14 @@ if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv with $PYTHON"
   "$PYTHON" -m venv .venv
 fi
-stamp=.venv/.regbot-installed
+# The test install holds the product install too; a newer pyproject.toml invalidates both.
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "==> installing regbot and its dependencies (first run takes a few minutes)"
+  if [ -n "$extra" ]; then
+    echo "==> installing regbot with its test tools (first run takes a few minutes)"
+  else
+    echo "==> installing regbot and its dependencies (first run takes a few minutes)"
+  fi
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  .venv/bin/python -m pip install --quiet -e ".$extra"
   touch "$stamp"
 fi

@@ -6,7 +6,10 @@ missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # Chromium for the playground browser tests (driven by Playwright, never a downloaded browser); the fonts make
 # the Korean text and the 👍/👎 buttons legible in its screenshots (test-artifacts/playground*.png).
-command -v chromium >/dev/null 2>&1 || missing+=(chromium chromium-driver fonts-nanum fonts-noto-color-emoji)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium chromium-driver)
+# A Hangul font whenever none is installed, whether Chromium was already there or not (the playground in any
+# browser on this machine needs one too).
+fc-list :lang=ko 2>/dev/null | grep -q . || missing+=(fontconfig fonts-nanum fonts-noto-color-emoji)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -89,6 +89,7 @@ class WebPlaygroundAdapter:
             the quoted text.
         remembered_answers: how many answers are kept per process for feedback to name.
         public_hosts: host names (no port) the page is served under (`REGBOT_PUBLIC_HOSTS`).
+        examples: the page's example questions (drawn from what is indexed; default: the samples' ones).
     """
 
     def __init__(
@@ -98,6 +99,7 @@ class WebPlaygroundAdapter:
         lookup_article: ArticleLookup | None = None,
         remembered_answers: int = 2000,
         public_hosts: Sequence[str] = LOOPBACK_HOSTS,
+        examples: Sequence[str] = (),
     ) -> None:
         self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
         if not self._public_hosts:
@@ -106,7 +108,7 @@ class WebPlaygroundAdapter:
         self._lookup_article = lookup_article
         self._answered = AnsweredTurns(capacity=remembered_answers)
         api = {"ask": ASK_ROUTE, "feedback": FEEDBACK_ROUTE, "article": ARTICLE_ROUTE, "history": HISTORY_ROUTE}
-        self._page = render_page(page_config(api=api, articles=lookup_article is not None))
+        self._page = render_page(page_config(api=api, articles=lookup_article is not None), examples=examples)
         self._static = {name: static_text(name) for name in STATIC_FILES}
 
     def attach(self, app: web.Application) -> None:

@@ -9,6 +9,10 @@ BADGE = "체험판"
 INTRO = "회사 규정에 대해 편하게 물어보세요. 답변마다 근거 조문이 함께 나오고, 조문을 누르면 전문을 볼 수 있어요."
 READ_ONLY_NOTE = "읽기 전용 체험 화면이에요. 규정 등록과 변경은 관리자가 서버에서 해요."
 EXAMPLES_CAPTION = "이렇게 물어보세요"
+# Example questions drawn from the index (adapters/web/page.py `example_questions`); the fixed ones below are the
+# fallback when nothing is indexed yet.
+EXAMPLE_LOOKUP = "{doc} {article} 보여줘"
+EXAMPLE_ABOUT = "{title}에 대해 알려줘"
 EXAMPLE_QUESTIONS = (
     "입사 1년 지나면 연차 며칠 받아?",
     "출장 다녀오면 여비 정산은 언제까지 해?",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from importlib import resources
 from string import Template
 from typing import Any
@@ -43,11 +44,41 @@ def _script_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
-def render_page(config: dict[str, Any]) -> str:
-    """index.html with its labels, example questions and the script's config filled in."""
+EXAMPLE_TITLE_CHARS = 15  # a title longer than this makes a button that wraps to three lines on a phone
+
+
+def example_questions(documents: Sequence[tuple[str, Sequence[tuple[str, str]]]], *, at_most: int = 3
+                      ) -> tuple[str, ...]:
+    """Example questions from what is indexed: `documents` are (name, [(article label, title), …]) in the order
+    to draw from. The first asks for an article of the first document that exists ("여비 규정 제5조 보여줘"),
+    the others ask about the most specific (longest fitting) article title in the middle half of each document
+    ("국내 출장 여비에 대해 알려줘"): past the opening articles (목적, 정의), which make dull examples."""
+    out: list[str] = []
+    for doc, articles in documents:
+        if not articles:
+            continue
+        if not out:
+            article, _ = articles[len(articles) // 3]
+            out.append(labels.EXAMPLE_LOOKUP.format(doc=doc, article=article))
+        if len(out) < at_most:
+            middle = articles[len(articles) // 4: max(len(articles) * 3 // 4, 1)]
+            # The longest title that still fits a button is the most specific topic.
+            fitting = [item for item in middle if len(item[1]) <= EXAMPLE_TITLE_CHARS] or middle
+            _, title = max(fitting, key=lambda item: len(item[1]))
+            question = labels.EXAMPLE_ABOUT.format(title=title)
+            if question not in out:
+                out.append(question)
+        if len(out) >= at_most:
+            break
+    return tuple(out)
+
+
+def render_page(config: dict[str, Any], *, examples: Sequence[str] = ()) -> str:
+    """index.html with its labels, example questions (`labels.EXAMPLE_QUESTIONS` when none are given) and the
+    script's config filled in."""
     examples = "".join(
         f'<li><button type="button" class="example">{html.escape(question)}</button></li>'
-        for question in labels.EXAMPLE_QUESTIONS
+        for question in (examples or labels.EXAMPLE_QUESTIONS)
     )
     text = {
         key: html.escape(getattr(labels, key.upper()))
@@ -62,4 +93,5 @@ def render_page(config: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["STATIC_FILES", "STATIC_PREFIX", "page_config", "page_labels", "render_page", "static_text"]
+__all__ = ["STATIC_FILES", "STATIC_PREFIX", "example_questions", "page_config", "page_labels", "render_page",
+           "static_text"]

@@ -88,7 +88,6 @@ ENGLISH = {
     "NOT_COVERED_CLOSEST": "I checked the closest ones, {closest}, but no article there answers it.",
     "NOT_COVERED_ASK": "It may be an internal matter or outside the registered regulations: please check with the "
                        "responsible team (HR or general affairs) or the person in charge.",
-    "COLLECTION_NAME": "the '{name}' collection",
     "LOOKUP_NOT_FOUND": "I could not find an article for '{query}'. Please check the regulation's name and the "
                         "article number.",
     "OUTLINE_MORE": "  … and {count} more",
@@ -96,6 +95,8 @@ ENGLISH = {
     "FULLTEXT_HEADER": "**{doc}, full text** (page {page} of {pages})",
     "FULLTEXT_NEXT": "For the next page, ask for '{doc} 전문 {page}쪽'.",
     "LOOKUP_DECREE_NOT_INDEXED": "The {decree} of 「{doc}」 is not registered. 「{doc}」 itself can be searched.",
+    "LOOKUP_DOC_NOT_INDEXED": "「{doc}」 is not among the registered regulations. I can look up articles of "
+                              "registered ones only: check the name, or ask about the content as a question.",
     "LOOKUP_MISSING": "{targets} could not be found in 「{doc}」.",
     "LOOKUP_CHOOSE": "{target} exists in several regulations: {candidates}. Which regulation's {target} do you "
                      "mean?",
@@ -187,13 +188,14 @@ VIETNAMESE = {
     "NOT_COVERED_CLOSEST": "Tôi đã xem các văn bản gần nhất, {closest}, nhưng không có điều khoản nào trả lời.",
     "NOT_COVERED_ASK": "Đây có thể là việc nội bộ hoặc nằm ngoài các quy định đã đăng ký: hãy hỏi bộ phận phụ trách "
                        "(nhân sự hoặc hành chính) hoặc người phụ trách công việc đó.",
-    "COLLECTION_NAME": "bộ quy định '{name}'",
     "LOOKUP_NOT_FOUND": "Tôi không tìm thấy điều khoản cho '{query}'. Hãy kiểm tra tên quy định và số điều.",
     "OUTLINE_MORE": "  … và {count} mục khác",
     "RULE_CODE_SUFFIX": " (quy định số {code})",
     "FULLTEXT_HEADER": "**{doc}, toàn văn** (trang {page}/{pages})",
     "FULLTEXT_NEXT": "Để xem trang sau, hãy hỏi '{doc} 전문 {page}쪽'.",
     "LOOKUP_DECREE_NOT_INDEXED": "{decree} của 「{doc}」 chưa được đăng ký. Có thể tìm trong chính 「{doc}」.",
+    "LOOKUP_DOC_NOT_INDEXED": "「{doc}」 không có trong các quy định đã đăng ký. Tôi chỉ tra được điều khoản "
+                              "của quy định đã đăng ký: hãy kiểm tra tên, hoặc hỏi về nội dung.",
     "LOOKUP_MISSING": "Không tìm thấy {targets} trong 「{doc}」.",
     "LOOKUP_CHOOSE": "{target} có trong nhiều quy định: {candidates}. Bạn muốn xem {target} của quy định nào?",
     "LOOKUP_AMBIGUOUS": "Có nhiều quy định khớp với '{name}': {candidates}. Hãy hỏi lại với tên chính xác.",

@@ -44,6 +44,9 @@ _ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
 _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
 # "2항은?" right after an article: a paragraph of that article.
+# How a regulation's name ends ("취업규칙", "여비 규정", "근로기준법", "…시행령"): a reference naming one that is not
+# indexed is answered "not registered", never searched (a search would quote some other regulation's article).
+_REGULATION_NAME = re.compile(r".(?:법|법률|령|규칙|규정|지침|세칙|요령|내규|규약|정관|학칙|조례)$")
 _NAME_END = re.compile(r"\s*(?:제?\s*\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
 _PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
 # "A 말고 B", "A 아니고 B": the user corrects what they named first; B is the reference.
@@ -78,6 +81,8 @@ class LookupResult(BaseModel):
     # The query was a complete reference to a known regulation ("근로기준법 제999조", "최임법 시행령 제5조"): a
     # not_found is then the answer, never a reason to search instead.
     exact: bool = False
+    # not_found: `doc` names a regulation that is not indexed at all ("취업규칙 제20조" over the statutes).
+    unindexed: bool = False
 
 
 class StructuralLookup:
@@ -116,6 +121,8 @@ class StructuralLookup:
             # A part of a name before a reference ("근로기준 제46조"): `lookup` resolves it or offers the choice.
             name, rest = _split_name(text)
             names = self.names().resolve(name) if name and _reference_rest(rest) else None
+            if names is not None and not (names.doc or names.candidates) and _REGULATION_NAME.search(name):
+                return name, rest  # a regulation that is not indexed: `lookup` says so
             return (name, rest) if names is not None and (names.doc or names.candidates) else None
         if _FILLER.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
@@ -213,6 +220,9 @@ class StructuralLookup:
             if match.candidates:
                 return self._among(match.candidates, text[len(name):], scope)
             if not match.doc:
+                reference = _reference_rest(text[len(name):])
+                if reference is not None and _REGULATION_NAME.search(name):
+                    return LookupResult(kind="not_found", doc=name, target=reference[1], exact=True, unindexed=True)
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
         subordinate = _SUBORDINATE.match(rest)

@@ -233,7 +233,7 @@ class ExtractiveGenerator:
         for part_question, ranked, _ in answered:
             if len(parts) > 1:
                 support.append(messages.EXTRACTIVE_PART.format(question=part_question))
-            for _, hit, marker, text in ranked[:quotes_per_part]:
+            for _, hit, marker, text in in_article_order(ranked[:quotes_per_part]):
                 citation = cite(hit, marker, text)
                 support.append(f"- **{citation.label}**: \"{citation.quote}\" [{citation.index}]")
         if not leads and not support:
@@ -395,6 +395,15 @@ _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 _SENTENCE_END = re.compile(r"(?<=\S다\.)\s+|\n+")
 # A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
 _ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
+def in_article_order(quotes: list[tuple[float, Hit, str, str]]) -> list[tuple[float, Hit, str, str]]:
+    """The chosen quotes with each article's paragraphs in their own order (① before ②); articles stay in the
+    order of their best paragraph."""
+    first = {}
+    for position, (_, hit, _, _) in enumerate(quotes):
+        first.setdefault(hit.chunk.chunk_id, position)
+    return sorted(quotes, key=lambda q: (first[q[1].chunk.chunk_id], CIRCLED.find(q[2]) if q[2] else -1))
+
+
 _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
 
 

@@ -9,6 +9,7 @@ from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.followups import about_articles
 from rag.stages.generator import DraftAnswer
+from rag.text import ECHOED_CHARS, shorten
 
 if TYPE_CHECKING:
     from rag.stages.changes import ChangeAnswerer
@@ -37,13 +38,17 @@ class StructuralAnswerer:
             text = messages.LOOKUP_CHOOSE.format(target=result.target, candidates=", ".join(result.candidates))
             return DraftAnswer(text=text, citations=(), followups=choices)
         if result.kind == "ambiguous":
-            text = messages.LOOKUP_AMBIGUOUS.format(name=query, candidates=", ".join(result.candidates))
+            text = messages.LOOKUP_AMBIGUOUS.format(name=shorten(query, ECHOED_CHARS),
+                                                    candidates=", ".join(result.candidates))
+            return DraftAnswer(text=text, citations=())
+        if result.kind == "not_found" and result.unindexed:
+            text = messages.LOOKUP_DOC_NOT_INDEXED.format(doc=shorten(result.doc, ECHOED_CHARS))
             return DraftAnswer(text=text, citations=())
         if result.kind == "not_found" and result.target in ("시행령", "시행규칙"):
             text = messages.LOOKUP_DECREE_NOT_INDEXED.format(doc=result.doc, decree=result.target)
             return DraftAnswer(text=text, citations=(), followups=(f"{result.doc} 목차",))
         if result.kind == "not_found" or not result.chunks:
-            return DraftAnswer(text=messages.LOOKUP_NOT_FOUND.format(query=query), citations=())
+            return DraftAnswer(text=messages.LOOKUP_NOT_FOUND.format(query=shorten(query, ECHOED_CHARS)), citations=())
         if result.kind == "fulltext":
             return self._fulltext(result)
         if result.kind == "articles":

@@ -104,7 +104,7 @@ class TestRealServerPersonalChat:
         # "연차 규정" is no regulation's name: the command says so instead of answering a search for 연차.
         final = await regbot_teams.ask("규정 연차 규정 제20조", "msg-1")
 
-        assert "찾지 못했어요" in final.text
+        assert "「연차 규정」" in final.text and "등록된 규정에 없어요" in final.text
         assert not final.citation_names
 
     async def test_feedback_invoke_is_answered_and_recorded(self, regbot_teams: RegbotTeams) -> None:

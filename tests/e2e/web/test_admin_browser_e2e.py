@@ -120,7 +120,7 @@ async def test_admin_page_shows_the_week_with_charts(start_regbot, sample_compon
         assert await page.locator('[data-table="disliked"] tbody tr').count() == min(expected["down"], 20)
         heading = await page.locator("h1").text_content()
         assert heading == "regbot 이용 보고서"
-        # The stylesheet loaded (no CSP violation, no inline style): the cards are laid out in a grid.
+        # The inlined stylesheet applied (its hash is in the CSP: no violation): the cards are laid out in a grid.
         assert await page.locator(".cards").evaluate("e => getComputedStyle(e).display") == "grid"
         assert problems == []
     finally:

@@ -28,8 +28,9 @@ class TestPlaygroundOff:
     async def test_page_and_api_are_absent_by_default(self, start_regbot):
         server = await start_regbot()
         async with aiohttp.ClientSession() as http:
-            async with http.get(server.url + "/") as page:
-                assert page.status == 404
+            async with http.get(server.url + "/") as page:  # a list of the routes that are on, not the page
+                assert page.status == 200 and page.content_type == "application/json"
+                assert not [r for r in (await page.json())["routes"] if "playground" in r]
             body = {"question": QUESTION, "conversation_id": CONVERSATION, "user_id": USER}
             async with http.post(server.url + "/api/playground/ask", json=body) as answer:
                 assert answer.status == 404

@@ -44,3 +44,17 @@ def test_serve_exits_non_zero_with_one_clear_line_before_building_anything(tmp_p
     assert run.returncode == 2, run.stderr
     assert "TEAMS_ALLOW_ANONYMOUS" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "data" / "index.sqlite").exists()  # refused before the index was opened
+
+
+def test_port_in_use_is_only_a_port_someone_listens_on(tmp_path) -> None:
+    import socket
+
+    from bot.server import port_in_use
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert port_in_use("127.0.0.1", port) and port_in_use("0.0.0.0", port)
+    assert not port_in_use("127.0.0.1", port)
+    assert not port_in_use("no-such-host.invalid", port)  # a name that does not resolve is run_app's to report

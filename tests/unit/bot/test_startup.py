@@ -51,6 +51,7 @@ def test_redact_url_hides_the_password_only():
 SUMMARY = StartupSummary(
     listen="http://0.0.0.0:3978", slack=Switch(True, "HTTP events at /slack/events"),
     teams=Switch(False, "MICROSOFT_APP_ID is not set"), playground=Switch(False, "REGBOT_PLAYGROUND is not true"),
+    admin=Switch(False, "REGBOT_ADMIN_TOKEN is not set"),
     index_chunks=1200, index_documents=12, index_version=7, data_dir="/data", llm="offline (extractive)",
     state="Redis redis://:***@redis:6379/0", chroma="server http://chroma:8000",
 )
@@ -68,6 +69,7 @@ def test_on_a_terminal_the_block_names_every_part():
     assert text.splitlines()[0] == "regbot serve — listening on http://0.0.0.0:3978"
     assert "  Teams      off  MICROSOFT_APP_ID is not set" in text
     assert "1200 chunks from 12 documents (version 7)" in text
+    assert "  /admin     off  REGBOT_ADMIN_TOKEN is not set" in text
     for part in ("Slack", "playground", "data dir", "LLM", "state", "Chroma"):
         assert f"\n  {part}" in text
 
@@ -77,16 +79,25 @@ def test_an_empty_index_tells_to_ingest():
     assert any("run `regbot ingest FOLDER`" in line for line in empty.lines())
 
 
-def test_off_a_terminal_it_is_one_json_log_line():
+def test_admin_is_on_with_a_token():
+    from bot.startup import admin_switch
+
+    assert admin_switch(settings(REGBOT_ADMIN_TOKEN="t")).on
+    assert not admin_switch(settings()).on
+
+
+def test_off_a_terminal_it_is_the_readable_block_and_one_json_log_line():
     logs = io.StringIO()
+    stderr = io.StringIO()
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     configure_logging(level=logging.INFO, stream=logs)
     try:
-        announce(SUMMARY, stream=io.StringIO())
+        announce(SUMMARY, stream=stderr)
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
+    assert stderr.getvalue().splitlines() == SUMMARY.lines()
     lines = logs.getvalue().splitlines()
     assert len(lines) == 1
     entry = json.loads(lines[0])

@@ -85,8 +85,13 @@ def test_a_complete_reference_to_something_missing_is_answered_not_found_not_sea
     assert (result.kind, result.exact) == ("not_found", True)
 
 
-def test_an_unknown_name_may_still_be_searched(lookup):
-    assert lookup.lookup("없는규정 제3조").exact is False
+def test_a_reference_to_a_regulation_not_indexed_is_answered_not_searched(lookup):
+    result = lookup.lookup("없는규정 제3조")
+    assert (result.kind, result.exact, result.unindexed, result.doc) == ("not_found", True, True, "없는규정")
+
+
+def test_an_unknown_name_not_shaped_like_a_regulation_may_still_be_searched(lookup):
+    assert lookup.lookup("야근수당 제3조").exact is False
 
 
 @pytest.fixture

@@ -96,9 +96,17 @@ class TestRefusalMessage:
         text = refusal_message(("학교", "휴업"), hits, silent_on=())
         assert text.startswith(messages.NOT_ANSWERED.format(looked_for="'학교', '휴업'"))
 
-    def test_names_collections_when_the_regulations_come_in_collections(self):
-        chunk = Chunk(chunk_id="a", doc="복지 안내", article="제1조", text="제1조", collection="총무")
-        assert "'총무' 규정 모음" in refusal_message(("카페",), [Hit(chunk=chunk, score=1.0)])
+    def test_names_regulations_by_title_never_by_collection(self):
+        chunks = [Chunk(chunk_id="a", doc="복지 안내", article="제1조", text="제1조", collection="총무"),
+                  Chunk(chunk_id="b", doc="근로기준법(예시)", article="제1조", text="제1조", collection="law")]
+        text = refusal_message(("카페",), [Hit(chunk=c, score=1.0) for c in chunks])
+        assert "가장 가까운 「복지 안내」, 「근로기준법(예시)」까지 살펴봤지만" in text
+        assert "'총무'" not in text and "'law'" not in text and "규정 모음" not in text
+
+    def test_a_pasted_page_is_not_echoed_whole(self):
+        text = refusal_message(("가" * 1999, "나" * 30, "다다"), [])
+        assert "'" + "가" * 19 + "…'" in text
+        assert len(text) < len(refusal_message(("다다",), [])) + 60
 
     def test_without_content_words_it_is_the_plain_refusal(self):
         assert refusal_message((), []) == messages.NOT_FOUND

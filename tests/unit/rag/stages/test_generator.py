@@ -301,3 +301,13 @@ class TestExtractiveGenerator:
                               "① 1년간 80퍼센트 이상 근무한 직원에게는 15일의 유급휴가를 준다.\n"
                               "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
         assert f"{answer}의 유급휴가" in lead.split("[1]")[0]
+
+
+def test_an_articles_quoted_paragraphs_are_listed_in_their_own_order():
+    from rag.stages.generator import in_article_order
+
+    work = Hit(chunk=Chunk(chunk_id="w", doc="취업규칙", article="제12조", text="…"), score=1.0)
+    travel = Hit(chunk=Chunk(chunk_id="t", doc="여비 규정", article="제5조", text="…"), score=0.5)
+    ranked = [(0.9, work, "②", "b"), (0.8, travel, "③", "c"), (0.7, work, "①", "a"), (0.6, travel, "①", "d")]
+    assert [(q[1].chunk.chunk_id, q[2]) for q in in_article_order(ranked)] == [
+        ("w", "①"), ("w", "②"), ("t", "①"), ("t", "③")]
