@@ -132,9 +132,10 @@ class TestHeadingAndSimilarity:
         assert judge.assess(LEAVE_QUESTION, hits).similarity is None
 
     def test_a_question_closer_to_its_article_scores_higher_and_unknown_similarity_is_neutral(self, judge):
-        weights = judge.weights
-        center = weights.similarity_center
-        signals = (0.5, 0.5, 0.5, 0.5)
-        base = weights.score(*signals)
-        assert weights.score(*signals, center + 0.02) > base > weights.score(*signals, center - 0.02)
-        assert weights.score(*signals, None) == base == weights.score(*signals, center)
+        fit = judge.fit
+        center = fit.center.get("similarity", 0.0)
+        signals = {"coverage": 0.5, "coverage_all": 0.5, "agreement": 0.5, "heading": 0.5, "heading_all": 0.5}
+        base = fit.score(signals)
+        assert fit.score({**signals, "similarity": center + 0.02}) > base > fit.score(
+            {**signals, "similarity": center - 0.02})
+        assert fit.score({**signals, "similarity": None}) == base == fit.score({**signals, "similarity": center})
