@@ -58,24 +58,11 @@ def set_name(path: Path) -> str:
 
 
 async def record(paths: list[Path], cache: Path) -> int:
+    from benchmarks.refusal import RecordingGrader
     from bot.app import build_components
     from bot.config import Settings
     from rag.eval import load_eval_file
     from rag.pipeline import collect
-    from rag.stages.grader import GradeResult
-
-    class RecordingGrader:
-        """Grades with the judge, records its features, and always fails (so the rewrite round runs too)."""
-
-        def __init__(self, judge) -> None:
-            self.judge = judge
-            self.seen: list[dict] = []
-
-        async def run(self, question, hits, *, parts=1):
-            assessed = self.judge.assess(question, hits, parts=parts)
-            self.seen.append(assessed.features)
-            return GradeResult(passed=False, score=100 * assessed.score, missing=assessed.missing,
-                               looked_for=assessed.looked_for)
 
     components = build_components(Settings(REGBOT_LLM="offline"))
     pipeline = components.pipeline

@@ -5,7 +5,7 @@ import pytest
 from rag import messages
 from rag.models import Chunk, Hit
 from rag.retrieval.query import QueryAnalyzer
-from rag.stages.answerability import AnswerabilityJudge, refusal_message
+from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge, refusal_message
 from rag.stages.grader import OfflineGrader
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
@@ -75,6 +75,40 @@ class TestAnswerabilityJudge:
     def test_the_threshold_must_be_a_probability(self, samples):
         with pytest.raises(ValueError, match="threshold"):
             AnswerabilityJudge(samples.corpus, samples.tokenizer, threshold=1.5)
+
+
+class TestThreeWayOutcome:
+    # A fit that reads coverage of the core only: full coverage answers, none refuses.
+    FIT = AnswerabilityFit(bias=0.0, weights={"coverage": 10.0}, center={"coverage": 0.5}, answer_threshold=0.8,
+                           hedge_threshold=0.2)
+    TRAVEL = "제10조\n출장비 정산은 복귀한 날부터 7일 이내에 한다."
+
+    @pytest.fixture
+    def fitted(self, samples):
+        return AnswerabilityJudge(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                  fit=self.FIT)
+
+    def test_the_score_decides_answered_hedged_or_refused(self, fitted):
+        assert [fitted.decide(s) for s in (0.9, 0.8, 0.5, 0.2, 0.1)] == [
+            "answered", "answered", "hedged", "hedged", "refused"]
+
+    def test_an_article_holding_the_asked_thing_answers_and_an_unrelated_one_is_refused(self, fitted):
+        question = "출장비 정산은 언제까지 해?"
+        assert fitted.assess(question, [hit("여비규정", "제10조", {"lexical": 1}, self.TRAVEL)]).outcome == "answered"
+        unrelated = hit("복무규정", "제3조", {"lexical": 1}, "직원은 품위를 유지한다.")
+        assert fitted.assess(question, [unrelated]).outcome == "refused"
+
+    def test_the_story_before_the_question_demands_no_coverage(self, fitted):
+        told = "지난주에 제주도 워크숍을 다녀왔는데, 출장비 정산은 언제까지 해?"
+        assessed = fitted.assess(told, [hit("여비규정", "제10조", {"lexical": 1}, self.TRAVEL)])
+        assert assessed.outcome == "answered" and assessed.coverage == 1.0
+        assert "제주도" not in assessed.missing and "워크숍" not in assessed.looked_for
+        assert assessed.features["story_share"] > 0 and assessed.features["coverage_all"] < 1.0
+
+    def test_an_operators_answer_threshold_below_the_hedge_band_leaves_no_hedge(self, samples):
+        judge = AnswerabilityJudge(samples.corpus, samples.tokenizer, fit=self.FIT, threshold=0.1)
+        assert (judge.threshold, judge.hedge_threshold) == (0.1, 0.1)
+        assert judge.decide(0.15) == "answered" and judge.decide(0.05) == "refused"
 
 
 class TestRefusalMessage:
