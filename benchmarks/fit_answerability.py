@@ -50,6 +50,9 @@ MAX_REFUSED = 0.04  # answerable refused on the training folds: the target is â‰
 # Costs of the outcomes the answer threshold trades (hand-set, per item, relative to an out-of-scope question
 # answered): a hedge on an out-of-scope question is half as bad, a hedge on an answerable one a quarter.
 COSTS = {"oos_answered": 1.0, "oos_hedged": 0.5, "answerable_hedged": 0.25}
+# The refusal target counts the answerable questions whose article was retrieved (top 10): "never a flat 'not
+# found' when the article is there". Off, it counts every answerable question.
+CONSTRAIN_WHERE_RETRIEVED = False
 L2 = 1.0  # on standardised features; 0.3 and 3 gave the same held-out figures within a point
 
 
@@ -64,7 +67,7 @@ async def record(paths: list[Path], cache: Path) -> int:
     from benchmarks.refusal import RecordingGrader
     from bot.app import build_components
     from bot.config import Settings
-    from rag.eval import load_eval_file
+    from rag.eval import Evaluator, load_eval_file, retrieved_refs
     from rag.pipeline import collect
 
     components = build_components(Settings(REGBOT_LLM="offline"))
@@ -72,14 +75,20 @@ async def record(paths: list[Path], cache: Path) -> int:
     grader = RecordingGrader(pipeline.stages.grader.judge)
     pipeline.stages.grader = grader
     pipeline.stages.cache = None
+    evaluator = Evaluator(pipeline)
     count = 0
     with cache.open("w", encoding="utf-8") as out:
         for path in paths:
             for item in load_eval_file(path):
                 grader.seen = []
-                await collect(pipeline, item.turns[-1].content, history=tuple(item.turns[:-1]), turn_id=item.id)
+                answer, _ = await collect(pipeline, item.turns[-1].content, history=tuple(item.turns[:-1]),
+                                          turn_id=item.id)
+                refs = retrieved_refs(answer)[:10] if answer else []
+                # Where the first gold article was retrieved (None: not in the top 10), for reading the misses.
+                rank = min((i for i, ref in enumerate(refs, 1) for g in item.gold if evaluator.matches(g, ref)),
+                           default=None)
                 row = {"set": set_name(path), "id": item.id, "type": item.type, "answerable": bool(item.gold),
-                       "graded": grader.seen}
+                       "gold_rank": rank, "graded": grader.seen}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 count += 1
@@ -158,11 +167,13 @@ def rates(best: np.ndarray, answerable: np.ndarray, answer_at: float, hedge_at: 
             "answerable": int(answerable.sum()), "out_of_scope": int(oos.sum())}
 
 
-def choose_thresholds(best: np.ndarray, answerable: np.ndarray) -> tuple[float, float]:
-    """The hedge threshold: the highest that refuses at most MAX_REFUSED of the answerable items. The answer
-    threshold (at or above it): the lowest-cost split of what lies above the hedge threshold."""
+def choose_thresholds(best: np.ndarray, answerable: np.ndarray, there: np.ndarray | None = None) -> tuple[float, float]:
+    """The hedge threshold: the highest that refuses at most MAX_REFUSED of the answerable items (of those whose
+    article was retrieved, with `there`). The answer threshold (at or above it): the lowest-cost split of what lies
+    above the hedge threshold."""
     grid = np.round(np.arange(0.01, 1.0, 0.01), 2)
-    allowed = [t for t in grid if (best[answerable] < t).mean() <= MAX_REFUSED]
+    held = answerable if there is None else answerable & there
+    allowed = [t for t in grid if (best[held] < t).mean() <= MAX_REFUSED]
     hedge_at = float(max(allowed)) if allowed else float(grid[0])
     oos = ~answerable
 
@@ -188,6 +199,13 @@ def folds_of(rows: list[dict], k: int) -> list[int]:
     return [fold[f"{r['set']}/{r['id']}"] for r in rows]
 
 
+def article_there(rows: list[dict]) -> np.ndarray | None:
+    """Whether each item's gold article was retrieved (top 10), when CONSTRAIN_WHERE_RETRIEVED; else None."""
+    if not CONSTRAIN_WHERE_RETRIEVED:
+        return None
+    return np.array([r.get("gold_rank") is not None for r in rows])
+
+
 def cross_validate(rows: list[dict], names: list[str], k: int = FOLDS) -> dict:
     folds = np.array(folds_of(rows, k))
     answerable = np.array([r["answerable"] for r in rows])
@@ -198,7 +216,8 @@ def cross_validate(rows: list[dict], names: list[str], k: int = FOLDS) -> dict:
         train = [r for r, g in zip(rows, folds, strict=True) if g != f]
         model = fit_logistic(train, names)
         train_best = scores(model, train)
-        answer_at, hedge_at = choose_thresholds(train_best, np.array([r["answerable"] for r in train]))
+        answer_at, hedge_at = choose_thresholds(train_best, np.array([r["answerable"] for r in train]),
+                                                article_there(train))
         test = folds == f
         held[test] = scores(model, [r for r, t in zip(rows, test, strict=True) if t])
         thresholds[test] = (answer_at, hedge_at)
@@ -208,20 +227,23 @@ def cross_validate(rows: list[dict], names: list[str], k: int = FOLDS) -> dict:
     refused = held < thresholds[:, 1]
     hedged = ~refused & (held < thresholds[:, 0])
     outcome = np.where(refused, "refused", np.where(hedged, "hedged", "answered"))
+    there = np.array([r.get("gold_rank") is not None for r in rows])
     by_set = {}
     for name in dict.fromkeys(r["set"] for r in rows):
         mask = np.array([r["set"] == name for r in rows])
-        by_set[name] = _shares(outcome[mask], answerable[mask])
-    return {"held_out": _shares(outcome, answerable), "by_set": by_set, "folds": per_fold}
+        by_set[name] = _shares(outcome[mask], answerable[mask], there[mask])
+    return {"held_out": _shares(outcome, answerable, there), "by_set": by_set, "folds": per_fold}
 
 
-def _shares(outcome: np.ndarray, answerable: np.ndarray) -> dict:
+def _shares(outcome: np.ndarray, answerable: np.ndarray, there: np.ndarray) -> dict:
     oos = ~answerable
 
     def share(kind: str, of: np.ndarray) -> float | None:
         return round(float((outcome[of] == kind).mean()), 4) if of.any() else None
 
-    return {"answerable_refused": share("refused", answerable), "answerable_hedged": share("hedged", answerable),
+    return {"answerable_refused": share("refused", answerable),
+            "answerable_refused_article_retrieved": share("refused", answerable & there),
+            "answerable_hedged": share("hedged", answerable),
             "out_of_scope_refused": share("refused", oos), "out_of_scope_hedged": share("hedged", oos),
             "answerable": int(answerable.sum()), "out_of_scope": int(oos.sum())}
 
@@ -231,6 +253,12 @@ CANDIDATES = {
     "whole question (the previous blend's signals)": ["coverage_all", "agreement", "document_agreement",
                                                       "heading_all", "similarity"],
     "legal core": ["coverage", "heading", "agreement", "document_agreement", "similarity", "similarity_core"],
+    "legal core, the telling word missing": ["coverage", "missing_top", "heading", "agreement",
+                                             "document_agreement", "similarity", "similarity_core"],
+    "legal core and the whole question, story as evidence": ["coverage", "missing_top", "coverage_all", "story",
+                                                             "heading", "heading_all", "agreement",
+                                                             "document_agreement", "similarity",
+                                                             "similarity_core"],
     "legal core, story as evidence, rank signals": ["coverage", "heading", "story", "agreement",
                                                     "document_agreement", "similarity", "similarity_core",
                                                     "margin", "lexical_first", "dense_first"],
@@ -252,7 +280,7 @@ def fit(cache: Path, *, write: bool) -> dict:
     model = fit_logistic(rows, names)
     best = scores(model, rows)
     answerable = np.array([r["answerable"] for r in rows])
-    answer_at, hedge_at = choose_thresholds(best, answerable)
+    answer_at, hedge_at = choose_thresholds(best, answerable, article_there(rows))
     sets = list(dict.fromkeys(r["set"] for r in rows))
     result = {
         "bias": round(model["bias"], 4),

@@ -212,8 +212,12 @@ class AnswerabilityJudge:
         similarity = self.similarity(question, hits)
         similarity_core = self.similarity(core, hits) if story else similarity
         total = sum(c.weight for c in whole) or 1.0
+        # The rarest core word no top article holds ("카페", "공무원연금"), against the rarest word asked about:
+        # one telling word missing is a different miss from several common ones.
+        heaviest = max(c.weight for c in concepts)
+        missing_top = max((c.weight for c in concepts if c.word not in covered), default=0.0) / heaviest
         features: dict[str, float | None] = {
-            "coverage": coverage, "coverage_all": coverage_all, "story": story_found,
+            "coverage": coverage, "missing_top": missing_top, "coverage_all": coverage_all, "story": story_found,
             "story_share": sum(c.weight for c in told) / total, "heading": heading, "heading_all": heading_all,
             "agreement": agreement, "document_agreement": same_document, "similarity": similarity,
             "similarity_core": similarity_core, **self.rank_signals(hits),
