@@ -3,28 +3,27 @@
 Each eval item runs once through the real pipeline (understand → retrieve → grade → rewrite → retrieve → grade),
 with a grader that records `AnswerabilityJudge`'s features at both gradings and always fails, so the second
 retrieval happens for every question and nothing is generated. Every threshold is then decided from the recorded
-scores (refused when both gradings fall below it), so the table costs one pass of retrieval, not one per row.
+scores (a turn's outcome is the best of its gradings), so the table costs one pass of retrieval, not one per row.
 
-  refusal       share of `out_of_scope` items refused (higher is better)
-  false_refusal share of answerable items (those with gold) refused (lower is better); lookups and small talk are
-                never graded, so they count as answered
+  refusal         share of `out_of_scope` items refused (higher is better)
+  false_refusal   share of answerable items (those with gold) refused (lower is better); lookups and small talk
+                  are never graded, so they count as answered
+  hedged_*        at the configured answer threshold, the share quoted as the closest article (between the row's
+                  threshold, read as the hedge threshold, and the answer threshold)
 
-`--fit` refits the judge's logistic weights on the recorded first-grading features (what
-`AnswerabilityWeights` holds), and `--halves` checks robustness: fit and choose the threshold on one half of the
-items (stratified by type), score the other half, and the other way round.
+The blend and its two thresholds are fitted with cross-validation by `benchmarks/fit_answerability.py`; this table
+shows what moving the refusal line would do.
 
-    REGBOT_DATA_DIR=... .venv/bin/python benchmarks/refusal.py [--eval FILE ...] [--fit] [--halves] [--json]
+    REGBOT_DATA_DIR=... .venv/bin/python benchmarks/refusal.py [--eval FILE ...] [--json]
 
-Several `--eval` files are pooled (the weights are fitted on dev and the held-out sets already scored once).
+Several `--eval` files are pooled.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,13 +36,12 @@ from bot.config import Settings  # noqa: E402
 from rag.eval import EvalItem, load_eval_file  # noqa: E402
 from rag.models import Hit  # noqa: E402
 from rag.pipeline import collect  # noqa: E402
-from rag.stages.answerability import Answerability, AnswerabilityJudge, AnswerabilityWeights  # noqa: E402
+from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge  # noqa: E402
 from rag.stages.grader import GradeResult  # noqa: E402
 
 SHARED = REPO.parent / "shared"
-FEATURES = ("coverage", "agreement", "document_agreement", "heading", "similarity")
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
-MAX_FALSE_REFUSAL = 0.03  # the target a threshold is chosen for: at most 3 % of answerable questions refused
+MAX_FALSE_REFUSAL = 0.05  # the target a threshold is chosen for: at most 5 % of answerable questions refused
 
 
 class RecordingGrader:
@@ -51,11 +49,11 @@ class RecordingGrader:
 
     def __init__(self, judge: AnswerabilityJudge) -> None:
         self.judge = judge
-        self.seen: list[Answerability] = []
+        self.seen: list[dict[str, float | None]] = []
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
         assessed = self.judge.assess(question, hits, parts=parts)
-        self.seen.append(assessed)
+        self.seen.append(assessed.features)
         return GradeResult(passed=False, score=100 * assessed.score, missing=assessed.missing,
                            looked_for=assessed.looked_for)
 
@@ -65,7 +63,7 @@ class Row:
     id: str
     type: str
     answerable: bool  # has gold
-    graded: list[dict[str, float]] = field(default_factory=list)  # features per grading (empty: never graded)
+    graded: list[dict[str, float | None]] = field(default_factory=list)  # features per grading (empty: never graded)
 
 
 async def record(items: list[EvalItem], components) -> list[Row]:
@@ -77,98 +75,49 @@ async def record(items: list[EvalItem], components) -> list[Row]:
     for item in items:
         grader.seen = []
         await collect(pipeline, item.turns[-1].content, history=tuple(item.turns[:-1]), turn_id=item.id)
-        rows.append(Row(id=item.id, type=item.type, answerable=bool(item.gold),
-                        graded=[{f: getattr(a, f) for f in FEATURES} for a in grader.seen]))
+        rows.append(Row(id=item.id, type=item.type, answerable=bool(item.gold), graded=list(grader.seen)))
     return rows
 
 
-def score(weights: AnswerabilityWeights, features: dict[str, float | None]) -> float:
-    return weights.score(**features)
+def best_score(row: Row, fit: AnswerabilityFit) -> float | None:
+    """The turn's score: the best of its gradings (None: never graded)."""
+    return max((fit.score(g) for g in row.graded), default=None)
 
 
-def refused(row: Row, weights: AnswerabilityWeights, threshold: float) -> bool:
-    """The pipeline refuses when every grading (first, and after the rewrite) falls below the threshold."""
-    return bool(row.graded) and all(score(weights, g) < threshold for g in row.graded)
-
-
-def rates(rows: list[Row], weights: AnswerabilityWeights, threshold: float) -> dict[str, float | int]:
+def rates(rows: list[Row], fit: AnswerabilityFit, threshold: float, answer_at: float) -> dict[str, float | int | None]:
     oos = [r for r in rows if r.type == "out_of_scope"]
     answerable = [r for r in rows if r.answerable]
-    refused_oos = sum(refused(r, weights, threshold) for r in oos)
-    refused_answerable = sum(refused(r, weights, threshold) for r in answerable)
+
+    def share(group: list[Row], low: float, high: float) -> tuple[float | None, int]:
+        hits = sum(1 for r in group if (s := best_score(r, fit)) is not None and low <= s < high)
+        return (round(hits / len(group), 4) if group else None), hits
+
+    refusal, refused_oos = share(oos, -1.0, threshold)
+    false_refusal, refused_answerable = share(answerable, -1.0, threshold)
     return {
         "threshold": threshold,
-        "refusal": round(refused_oos / len(oos), 4) if oos else None,
-        "false_refusal": round(refused_answerable / len(answerable), 4) if answerable else None,
+        "refusal": refusal,
+        "false_refusal": false_refusal,
+        "hedged_out_of_scope": share(oos, threshold, answer_at)[0],
+        "hedged_answerable": share(answerable, threshold, answer_at)[0],
         "refused_out_of_scope": refused_oos,
         "refused_answerable": refused_answerable,
     }
 
 
-def table(rows: list[Row], weights: AnswerabilityWeights) -> list[dict[str, float | int]]:
-    return [rates(rows, weights, t) for t in THRESHOLDS]
+def table(rows: list[Row], fit: AnswerabilityFit, answer_at: float) -> list[dict[str, float | int | None]]:
+    return [rates(rows, fit, t, max(t, answer_at)) for t in THRESHOLDS]
 
 
-def choose(trade_off: list[dict[str, float | int]]) -> dict[str, float | int] | None:
+def choose(trade_off: list[dict[str, float | int | None]]) -> dict[str, float | int | None] | None:
     """The threshold with the most refusals whose false-refusal rate stays within the target."""
     allowed = [r for r in trade_off if r["false_refusal"] is not None and r["false_refusal"] <= MAX_FALSE_REFUSAL]
     return max(allowed, key=lambda r: (r["refusal"] or 0.0, -r["threshold"]), default=None)
 
 
-def _inputs(features: dict[str, float | None], center: float) -> list[float]:
-    """The regression's inputs: similarity relative to its center (0 when there is no dense index), as scored."""
-    similarity = features.get("similarity")
-    return [1.0, *(features[f] for f in FEATURES[:-1]), 0.0 if similarity is None else 10 * (similarity - center)]
-
-
-def fit(rows: list[Row], *, l2: float = 0.1, steps: int = 5000, rate: float = 0.5) -> AnswerabilityWeights:
-    """Logistic regression (gradient descent) of answerable vs out-of-scope on the first grading's features.
-    Similarity enters scaled by 10 (its spread is a tenth of the others'), so one step size suits all."""
-    center = AnswerabilityWeights().similarity_center
-    data = [(r.graded[0], 1.0 if r.answerable else 0.0) for r in rows
-            if r.graded and (r.answerable or r.type == "out_of_scope")]
-    w = [0.0] * (len(FEATURES) + 1)
-    n = max(len(data), 1)
-    for _ in range(steps):
-        grad = [0.0] * len(w)
-        for features, label in data:
-            x = _inputs(features, center)
-            p = 1.0 / (1.0 + math.exp(-sum(a * b for a, b in zip(w, x, strict=True))))
-            for i, xi in enumerate(x):
-                grad[i] += (p - label) * xi
-        for i in range(len(w)):
-            grad[i] = grad[i] / n + (l2 * w[i] / n if i else 0.0)
-            w[i] -= rate * grad[i]
-    return AnswerabilityWeights(bias=round(w[0], 2), coverage=round(w[1], 2), agreement=round(w[2], 2),
-                                document_agreement=round(w[3], 2), heading=round(w[4], 2),
-                                similarity=round(10 * w[5], 2))
-
-
-def halves(rows: list[Row]) -> list[dict]:
-    """Fit weights and threshold on one half, score the other half (both ways). The halves are stratified: each
-    item type is ordered by a hash of the ids and dealt alternately, so both halves hold out-of-scope items."""
-    half: dict[str, int] = {}
-    for kind in {r.type for r in rows}:
-        ordered = sorted((r.id for r in rows if r.type == kind), key=lambda i: hashlib.sha1(i.encode()).hexdigest())
-        half.update({item_id: n % 2 for n, item_id in enumerate(ordered)})
-
-    out = []
-    for train in (0, 1):
-        fit_rows = [r for r in rows if half[r.id] == train]
-        test_rows = [r for r in rows if half[r.id] != train]
-        weights = fit(fit_rows)
-        chosen = choose(table(fit_rows, weights))
-        threshold = chosen["threshold"] if chosen else 0.5
-        out.append({"fit_on": f"half {train}", "weights": weights.model_dump(), "threshold": threshold,
-                    "fit": rates(fit_rows, weights, threshold), "held_out": rates(test_rows, weights, threshold)})
-    return out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--eval", type=Path, action="append", help="eval file (repeat to pool several; default: dev)")
-    parser.add_argument("--fit", action="store_true", help="refit the logistic weights and show their trade-off")
-    parser.add_argument("--halves", action="store_true", help="fit on one half of the items, score the other")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args()
     files = args.eval or [SHARED / "eval" / "dev.jsonl"]
@@ -182,17 +131,14 @@ def main() -> int:
         print(f"the index in {settings.data_dir} is empty: run `regbot ingest` first", file=sys.stderr)
         return 1
     rows = asyncio.run(record([item for f in files for item in load_eval_file(f)], components))
-    weights = components.pipeline.stages.grader.judge.weights
-    result: dict = {"benchmark": "refusal", "eval": [str(f) for f in files], "weights": weights.model_dump(),
-                    "configured_threshold": settings.answerable_threshold, "trade_off": table(rows, weights)}
+    judge = components.pipeline.stages.grader.judge
+    fit = judge.fit
+    result: dict = {"benchmark": "refusal", "eval": [str(f) for f in files],
+                    "answer_threshold": judge.threshold, "hedge_threshold": judge.hedge_threshold,
+                    "configured": rates(rows, fit, judge.hedge_threshold, judge.threshold),
+                    "trade_off": table(rows, fit, judge.threshold)}
     result["suggested"] = choose(result["trade_off"])
-    if args.fit:
-        fitted = fit(rows)
-        result["fitted"] = {"weights": fitted.model_dump(), "trade_off": table(rows, fitted)}
-        result["fitted"]["suggested"] = choose(result["fitted"]["trade_off"])
-    if args.halves:
-        result["halves"] = halves(rows)
-    result["items"] = [{"id": r.id, "type": r.type, "scores": [round(score(weights, g), 4) for g in r.graded],
+    result["items"] = [{"id": r.id, "type": r.type, "scores": [round(fit.score(g), 4) for g in r.graded],
                         "features": r.graded} for r in rows if r.graded]
     if not args.json:
         print_tables(result)
@@ -201,17 +147,14 @@ def main() -> int:
 
 
 def print_tables(result: dict) -> None:
-    for name, section in [("configured weights", result), ("fitted weights", result.get("fitted"))]:
-        if not section:
-            continue
-        print(f"{name}: {section.get('weights')}", file=sys.stderr)
-        print(f"{'threshold':>9}  {'refusal (oos)':>13}  {'false refusal':>13}", file=sys.stderr)
-        for row in section["trade_off"]:
-            print(f"{row['threshold']:>9.2f}  {row['refusal']!s:>13}  {row['false_refusal']!s:>13}", file=sys.stderr)
-        print(f"suggested: {section.get('suggested')}", file=sys.stderr)
-    for check in result.get("halves", []):
-        print(f"halves — {check['fit_on']}: threshold {check['threshold']}, fit {check['fit']}, "
-              f"held-out {check['held_out']}", file=sys.stderr)
+    print(f"answer at {result['answer_threshold']}, hedge at {result['hedge_threshold']}: {result['configured']}",
+          file=sys.stderr)
+    print(f"{'threshold':>9}  {'refusal (oos)':>13}  {'false refusal':>13}  {'hedged (oos)':>12}  "
+          f"{'hedged (ans.)':>13}", file=sys.stderr)
+    for row in result["trade_off"]:
+        print(f"{row['threshold']:>9.2f}  {row['refusal']!s:>13}  {row['false_refusal']!s:>13}  "
+              f"{row['hedged_out_of_scope']!s:>12}  {row['hedged_answerable']!s:>13}", file=sys.stderr)
+    print(f"suggested refusal line: {result.get('suggested')}", file=sys.stderr)
 
 
 if __name__ == "__main__":

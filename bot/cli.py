@@ -420,6 +420,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 # The figures a reader looks for first (DESIGN.md §3 "Eval figures").
 EVAL_HEADLINE = (("refusal_rate_out_of_scope", "out-of-scope refused"),
                  ("false_refusal_rate_answerable", "answerable refused"),
+                 ("hedged_rate_answerable", "answerable hedged"),
+                 ("hedged_rate_out_of_scope", "out-of-scope hedged"),
                  ("no_retrieval_rate_chitchat", "small talk without retrieval"),
                  ("keyword_coverage_first_200", "keywords in first 200 chars"))
 

@@ -145,11 +145,13 @@ class Settings(BaseSettings):
     cache_ttl_s: float = Field(24 * 3600.0, alias="REGBOT_CACHE_TTL_S",
                                description="Seconds a cached answer is reused; ingest invalidates the cache anyway.")
 
-    answerable_threshold: float = Field(
-        0.70, ge=0.0, le=1.0, alias="REGBOT_ANSWERABLE_THRESHOLD",
-        description="Offline answerability (0–1) a question's evidence needs before it is answered; below it the "
-                    "bot says the regulations are silent. Higher refuses more; `benchmarks/refusal.py` prints the "
-                    "trade-off (with an LLM it is the grader's prior).")
+    answerable_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, alias="REGBOT_ANSWERABLE_THRESHOLD",
+        description="Offline answerability (0–1) a question's evidence needs before it is answered; unset, the "
+                    "threshold fitted with cross-validation (rag/data/answerability_fit.yaml). Between it and the "
+                    "fitted hedge threshold the closest article is quoted with a note that it may not settle the "
+                    "case; below, the bot says the regulations are silent. Higher answers less; "
+                    "`benchmarks/refusal.py` prints the trade-off (with an LLM it is the grader's prior).")
     retrieval: RetrievalSettings = Field(
         default_factory=RetrievalSettings,
         description="Every retrieval knob as `REGBOT_RETRIEVAL_<FIELD>` (fusion, weights, depths, reranker, domains); "

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from adapters.base import Feedback
 from bot.themes import TopicNouns
 from rag.lang import detect_language
-from rag.models import Answer, Route, Turn
+from rag.models import Answer, Outcome, Route, Turn
 
 if TYPE_CHECKING:
     from bot.app import Components
@@ -105,12 +105,15 @@ def turn_outcome(service_outcome: str, answer: Answer | None) -> str:
     """The report's outcome for how the service ended a turn.
 
     A finished answer is `small_talk` (chitchat route), `not_covered` (the pipeline found nothing that answers:
-    `Answer.grounded` is False) or `answered`. A pipeline error event or an internal failure is `error`; every
-    other service outcome (`rate_limited`, `invalid`, `busy`, `timeout`, `abandoned`) keeps its own name.
+    `Answer.grounded` is False), `hedged` (the closest article quoted as such) or `answered`. A pipeline error event
+    or an internal failure is `error`; every other service outcome (`rate_limited`, `invalid`, `busy`, `timeout`,
+    `abandoned`) keeps its own name.
     """
     if service_outcome == "answered" and answer is not None:
         if answer.route == Route.CHITCHAT:
             return "small_talk"
+        if answer.outcome == Outcome.HEDGED:
+            return "hedged"
         return "answered" if answer.grounded else "not_covered"
     if service_outcome in ("failed", "error"):
         return "error"

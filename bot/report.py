@@ -21,9 +21,9 @@ from bot.themes import Theme, group_refusals
 from rag.knowledge.versions import DocumentChange
 
 # Outcomes the contract always lists (zero when absent); any other outcome gets its own key as it appears.
-CONTRACT_OUTCOMES = ("answered", "not_covered", "small_talk", "rate_limited", "error")
+CONTRACT_OUTCOMES = ("answered", "hedged", "not_covered", "small_talk", "rate_limited", "error")
 # Turns the pipeline answered (latency, LLM calls and tokens are measured on these).
-ANSWERED_OUTCOMES = frozenset({"answered", "not_covered", "small_talk"})
+ANSWERED_OUTCOMES = frozenset({"answered", "hedged", "not_covered", "small_talk"})
 TOP_ARTICLES = 10
 TOP_THEMES = 12
 MAX_DISLIKED = 20
@@ -110,11 +110,11 @@ class Report(BaseModel):
     by_day: list[DayVolume]
     top_docs: list[DocCount]
     top_articles: list[ArticleCount]
-    refusal_rate: float | None  # not_covered / (answered + not_covered); None without such turns
+    refusal_rate: float | None  # not_covered / (answered + hedged + not_covered); None without such turns
     refusal_themes: list[Theme]
     feedback: Feedback
     disliked: list[DislikedAnswer]
-    latency_ms: Latency  # over answered turns (answered, not_covered, small_talk)
+    latency_ms: Latency  # over answered turns (answered, hedged, not_covered, small_talk)
     llm_calls_per_answer: float | None
     llm_tokens_per_answer: float | None  # None while answers do not report tokens
     cache_hit_rate: float | None
@@ -154,7 +154,7 @@ def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord]
     articles = Counter((c.doc, c.article) for t in window for c in t.citations)
     docs = Counter(doc for t in window for doc in {c.doc for c in t.citations})
     refused = [t for t in window if t.outcome == "not_covered"]
-    covered_or_not = by_outcome["answered"] + by_outcome["not_covered"]
+    covered_or_not = by_outcome["answered"] + by_outcome["hedged"] + by_outcome["not_covered"]
     tokens = [t.llm_tokens for t in answered if t.llm_tokens is not None]
     cacheable = [t for t in answered if t.route == "search"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.errors import EvalFileError
-from rag.models import Answer, Message, Role, Route, Scope
+from rag.models import Answer, Message, Outcome, Role, Route, Scope
 from rag.text import doc_key
 
 if TYPE_CHECKING:  # the pipeline pulls in the LLM SDKs: `regbot eval` checks its file before paying for them
@@ -140,7 +140,8 @@ class Evaluator:
         ranks = [next((i for i, r in enumerate(refs, 1) if self.matches(g, r)), None) for g in item.gold]
         found = [r for r in ranks if r is not None]
         first = min(found) if found else None
-        refused = bool(answer is not None and not answer.grounded)
+        outcome = answer.outcome.value if answer is not None else "error"
+        refused = outcome == Outcome.REFUSED
         return {
             "type": item.type,
             "has_gold": bool(item.gold),
@@ -151,6 +152,7 @@ class Evaluator:
             "coverage": keyword_coverage(text, item.answer_keywords),
             "lead_coverage": keyword_coverage(text[:LEAD_CHARS], item.answer_keywords) if item.gold else None,
             "refused": refused,
+            "hedged": outcome == Outcome.HEDGED,
             "retrieved_nothing": answer is not None and answer.route == Route.CHITCHAT and not answer.retrieved,
             "llm_calls": answer.llm_calls if answer else 0,
             "item": {
@@ -161,6 +163,7 @@ class Evaluator:
                 "answer": text,
                 "citations": [c.model_dump(include={"doc", "article", "title", "quote", "url"})
                               for c in (answer.citations if answer else ())],
+                "outcome": outcome,
                 "refused": refused,
             },
         }
@@ -168,7 +171,8 @@ class Evaluator:
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The figures of DESIGN.md §3 over `rows` (None where no row qualifies). Answerable items are those with gold;
-    a refusal is an answer the pipeline marked as not grounded in the regulations."""
+    a refusal is a turn whose outcome is `refused`; a hedge (the closest article, quoted as such) is not one and
+    has its own rates."""
     gold = [r for r in rows if r["has_gold"]]
     coverage = [r["coverage"] for r in rows if r["coverage"] is not None]
     lead = [r["lead_coverage"] for r in rows if r.get("lead_coverage") is not None]
@@ -190,6 +194,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "keyword_coverage_first_200": mean(lead),
         "refusal_rate_out_of_scope": mean([float(r["refused"]) for r in oos]),
         "false_refusal_rate_answerable": mean([float(r["refused"]) for r in gold]),
+        "hedged_rate_answerable": mean([float(r["hedged"]) for r in gold]),
+        "hedged_rate_out_of_scope": mean([float(r["hedged"]) for r in oos]),
         "no_retrieval_rate_chitchat": mean([float(r["retrieved_nothing"]) for r in chat]),
         "llm_calls_mean": mean([float(r["llm_calls"]) for r in rows]),
     }

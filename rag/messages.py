@@ -67,6 +67,12 @@ NOT_COVERED_CLOSEST = "가장 가까운 {closest}까지 살펴봤지만 이 질�
 NOT_COVERED_ASK = (
     "회사 내부 운영이나 등록된 규정 밖의 사항일 수 있으니 담당 부서(인사·총무팀)나 해당 업무 담당자에게 확인해 주세요."
 )
+# When the evidence is middling: the closest article is quoted as such, with whom to ask about the case itself.
+HEDGE_LEAD = "질문에 꼭 맞는 조문인지는 확실하지 않지만, 가장 가까운 조문은 이렇습니다."
+HEDGE_ASK = (
+    "구체적인 사정에 따라 달라질 수 있으니 인사팀이나 노무 담당자에게 확인해 주세요. "
+    "근로 관계 법령은 고용노동부 고객상담센터(국번 없이 1350)에서도 상담받을 수 있어요."
+)
 LOOKUP_NOT_FOUND = "'{query}'에 해당하는 조문을 찾지 못했어요. 규정 이름과 조 번호를 확인해 주세요."
 OUTLINE_MORE = "  … 외 {count}개"
 RULE_CODE_SUFFIX = " (규정 제{code}호)"  # after a regulation's name in an overview

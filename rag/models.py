@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Frozen(BaseModel):
@@ -99,6 +99,16 @@ class Route(StrEnum):
     SEARCH = "search"
 
 
+class Outcome(StrEnum):
+    """How a turn ended (DESIGN.md §3 "Outcomes"): only `refused` is a refusal."""
+
+    ANSWERED = "answered"
+    HEDGED = "hedged"  # the closest article quoted, with words that it may not settle the case and whom to ask
+    REFUSED = "refused"  # nothing close: no article quoted
+    SMALL_TALK = "small_talk"
+    LOOKUP = "lookup"
+
+
 class Citation(Frozen):
     """A source the answer relies on; `index` is the inline marker number ([1])."""
 
@@ -129,6 +139,7 @@ class Answer(Frozen):
     citations: tuple[Citation, ...] = ()
     followups: tuple[str, ...] = ()
     grounded: bool = True  # False: the regulations do not cover the question
+    outcome: Outcome = Outcome.ANSWERED
     llm_calls: int = 0
     llm_tokens: dict[str, tuple[int, int]] = Field(default_factory=dict)  # stage -> (input, output) tokens
     llm_breaker: str = ""  # the LLM circuit breaker after this turn (closed, half_open, open); "" offline
@@ -136,6 +147,16 @@ class Answer(Frozen):
     retrieved: tuple[Hit, ...] = ()  # ranked evidence, for eval and debugging
     notes: tuple[str, ...] = ()  # flow log lines (regbot ask --debug)
     cache: Literal["off", "miss", "hit"] = "off"  # the semantic answer cache's part in this answer
+
+    @model_validator(mode="before")
+    @classmethod
+    def _outcome_from_grounding(cls, data: Any) -> Any:
+        """An answer built without an outcome ends as its route and grounding say (a hedge is always explicit)."""
+        if isinstance(data, dict) and data.get("outcome") is None:
+            route, grounded = data.get("route"), data.get("grounded", True)
+            data = {**data, "outcome": Outcome.REFUSED if not grounded else Outcome.SMALL_TALK
+                    if route == Route.CHITCHAT else Outcome.LOOKUP if route == Route.LOOKUP else Outcome.ANSWERED}
+        return data
 
 
 class AnswerEventKind(StrEnum):

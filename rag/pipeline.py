@@ -19,7 +19,7 @@ from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
 from rag.lang import detect_language, framing_for
 from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
-from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Route, Scope, Turn, cited_indices
+from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Outcome, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
     Evidence,
     EvidenceSelector,
@@ -290,9 +290,11 @@ class AnswerPipeline:
                 result = await self.retrieval.extend(result, rewritten, wanted)
             hits = list(result.hits)
             # Graded against the question the user asked, never against the rewrite.
-            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
-            trace.note(f"regrade({grade.by}): {grade.score} passed={grade.passed}")
-        if not grade.passed:
+            regrade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
+            trace.note(f"regrade({regrade.by}): {regrade.score} passed={regrade.passed} hedge={regrade.hedge}")
+            # More evidence never makes a hedge a refusal: the closest article found so far is still in the hits.
+            grade = regrade if regrade.passed or regrade.hedge or not grade.hedge else grade
+        if not grade.passed and not grade.hedge:
             # A foreign question the glossary could not read has no words worth naming ("what", "does").
             unread = understood.language != "ko" and not understood.korean_query
             text = refusal_message(() if unread else grade.looked_for, hits,
@@ -306,6 +308,9 @@ class AnswerPipeline:
             yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, followups=nearest,
                                                       grounded=False))
             return
+        hedged = not grade.passed
+        if hedged:
+            trace.note("hedge: the closest article, quoted as such")
 
         evidence = self._select_evidence(result, grade.relevant, turn.scope, trace)
         request = GenerationInput(question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
@@ -314,6 +319,8 @@ class AnswerPipeline:
                                   scope=turn.scope, language=understood.language,
                                   korean_query=understood.korean_query, topics=understood.topics)
         yield AnswerEvent.status(status.STATUS_WRITING)
+        if hedged:
+            yield AnswerEvent.delta(status.HEDGE_LEAD + "\n\n")
         generator = self.stages.generator
         streamed: list[str] = []
         notes: list[str] = []
@@ -357,6 +364,9 @@ class AnswerPipeline:
             notes.append(status.UNVERIFIED_NOTE)
         answer_text = verified.text.rstrip()
         used = cited_indices(answer_text)
+        if hedged:
+            answer_text = status.HEDGE_LEAD + "\n\n" + answer_text
+            notes.insert(0, status.HEDGE_ASK)
         citations = tuple(c for c in draft.citations if c.index in used) or draft.citations
         if self.stages.legal is not None:
             part = await self._timed(trace, "legal", self.stages.legal.run(enhanced.text, citations, turn.scope))
@@ -376,7 +386,7 @@ class AnswerPipeline:
         if followups:
             yield AnswerEvent.followup_questions(followups)
         answer = self._answer_model(final_text, Route.SEARCH, trace, citations=citations, hits=hits,
-                                    followups=followups)
+                                    followups=followups, outcome=Outcome.HEDGED if hedged else None)
         if cacheable and not notes and citations:
             # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
             await self._cache_store(enhanced.original, turn.scope, answer, trace)
@@ -444,9 +454,11 @@ class AnswerPipeline:
 
     def _answer_model(self, text: str, route: Route, trace: TurnTrace, *,
                       citations: tuple[Citation, ...] = (), hits: list[Hit] | None = None,
-                      followups: tuple[str, ...] = (), grounded: bool = True) -> Answer:
+                      followups: tuple[str, ...] = (), grounded: bool = True,
+                      outcome: Outcome | None = None) -> Answer:
         trace.timings_ms["total"] = round((time.perf_counter() - trace.started) * 1000, 2)
         return Answer(text=text, route=route, citations=citations, followups=followups, grounded=grounded,
+                      outcome=outcome,
                       llm_calls=trace.llm_calls, timings_ms=dict(trace.timings_ms),
                       llm_tokens={stage: (u.input_tokens, u.output_tokens)
                                   for stage, u in trace.budget.by_stage.items()},

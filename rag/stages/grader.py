@@ -12,7 +12,7 @@ from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
-from rag.stages.answerability import DEFAULT_THRESHOLD, AnswerabilityJudge
+from rag.stages.answerability import AnswerabilityJudge
 from rag.stages.structured_output import complete_structured
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,8 @@ GRADE_SCHEMA = {
     "required": ["score", "missing", "relevant"],
 }
 PASSAGE_CHARS = 700
+# The prompt's "일부만 답할 수 있으면 40~69": a partial answer is offered as the closest article, hedged.
+HEDGE_SCORE = 40.0
 # The offline answerability judgement, given to the LLM as a prior: a reminder that shared words are not an answer.
 PRIOR_NOTE = "사전 판단(단어 대조, 참고용): 답변 가능성 {score:.0f}/100, 조문에서 찾지 못한 질문 핵심어: {missing}"
 
@@ -49,6 +51,7 @@ class GradeResult(BaseModel):
 
     passed: bool
     score: float  # 0–100
+    hedge: bool = False  # not passed, but the closest article is close enough to offer as such (not a refusal)
     missing: tuple[str, ...] = ()  # offline: query words the evidence lacks; LLM: aspects still to find
     relevant: tuple[str, ...] = ()  # chunk ids judged relevant (all, offline)
     looked_for: tuple[str, ...] = ()  # the question's content words, most telling first (for a refusal)
@@ -65,12 +68,13 @@ class OfflineGrader:
     """
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
-                 threshold: float = DEFAULT_THRESHOLD, judge: AnswerabilityJudge | None = None) -> None:
+                 threshold: float | None = None, judge: AnswerabilityJudge | None = None) -> None:
         self.judge = judge or AnswerabilityJudge(corpus, tokenizer, analyzer=analyzer, threshold=threshold)
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
         assessed = self.judge.assess(question, hits, parts=parts)
-        return GradeResult(passed=assessed.answerable, score=round(100 * assessed.score, 1), missing=assessed.missing,
+        return GradeResult(passed=assessed.answerable, hedge=assessed.outcome == "hedged",
+                           score=round(100 * assessed.score, 1), missing=assessed.missing,
                            relevant=tuple(h.chunk.chunk_id for h in hits), looked_for=assessed.looked_for,
                            silent_on=assessed.missing)
 
@@ -112,7 +116,11 @@ class LlmGrader:
         if passed and not relevant:
             relevant = tuple(h.chunk.chunk_id for h in hits)  # a pass that named nothing keeps everything
         missing = tuple(m.strip() for m in reply.missing if m.strip())
-        return GradeResult(passed=passed, score=reply.score, missing=missing, relevant=relevant, by="llm",
+        # A partial answer (the prompt's 40–69), or one the offline judge passes, is hedged, not refused.
+        hedge = not passed and (reply.score >= HEDGE_SCORE or prior.passed)
+        if hedge and not relevant:
+            relevant = tuple(h.chunk.chunk_id for h in hits)
+        return GradeResult(passed=passed, hedge=hedge, score=reply.score, missing=missing, relevant=relevant, by="llm",
                            looked_for=prior.looked_for, silent_on=prior.silent_on)
 
     @staticmethod

@@ -28,7 +28,7 @@ from tests.polling import wait_until
 ADMIN_TOKEN = "admin-token-for-tests"
 SLACK_QUESTION = "연차는 며칠이야?"
 TEAMS_REFUSED = "회사 주차장 요금은 얼마예요?"
-WEB_REFUSED = "주차 등록은 어떻게 해요?"
+WEB_REFUSED = "회사 주차 요금은 얼마예요?"
 WEB_QUESTIONS = ["안녕하세요", "출장 일비는 얼마야?", WEB_REFUSED]
 
 
@@ -136,11 +136,11 @@ class TestReportAndAdminAgree:
                 page = await response.text()
 
         assert report["turns"] == 5
-        assert report["by_outcome"] == {"answered": 2, "not_covered": 2, "small_talk": 1, "rate_limited": 0,
-                                        "error": 0}
+        assert report["by_outcome"] == {"answered": 2, "hedged": 0, "not_covered": 2, "small_talk": 1,
+                                        "rate_limited": 0, "error": 0}
         assert report["by_platform"] == {"web": 3, "slack": 1, "teams": 1}
         assert report["feedback"] == {"up": 1, "down": 2}
-        assert report["refusal_themes"][0] == {"label": "주차", "count": 2, "nouns": ["주차"]}
+        assert report["refusal_themes"][0] == {"label": "요금", "count": 2, "nouns": ["요금"]}
         assert {"doc": "취업규칙", "article": "제20조", "count": 1} in report["top_articles"]
         assert report["latency_ms"]["p95"] >= report["latency_ms"]["p50"] > 0
 
@@ -151,7 +151,7 @@ class TestReportAndAdminAgree:
         assert metric("feedback_down") == "2" and metric("feedback_up") == "1"
         assert metric("refusal_rate") == f"{report['by_outcome']['not_covered'] / 4 * 100:.1f}%"
         assert page.count("<svg") >= 4
-        assert 'data-label="주차" data-value="2"' in page
+        assert 'data-label="요금" data-value="2"' in page
 
     async def test_admin_needs_the_token(self, server: RunningServer):
         async with aiohttp.ClientSession() as http:

@@ -17,7 +17,7 @@ from bot.records import (
 )
 from bot.service import BotService
 from bot.themes import TopicNouns
-from rag.models import Answer, Citation, Route, Scope, Turn
+from rag.models import Answer, Citation, Outcome, Route, Scope, Turn
 from tests.fakes.clock import FakeClock
 
 SECRET_QUESTION = "주차장 요금 김비밀 사원의 질문"
@@ -77,6 +77,10 @@ class TestTurnOutcome:
 
     def test_ungrounded_answer_is_not_covered(self):
         assert turn_outcome("answered", _answer(grounded=False)) == "not_covered"
+
+    def test_a_hedged_answer_is_hedged_not_a_refusal(self):
+        hedged = _answer(cited=[("근로기준법", "제26조")]).model_copy(update={"outcome": Outcome.HEDGED})
+        assert turn_outcome("answered", hedged) == "hedged"
 
     def test_chitchat_is_small_talk_and_a_grounded_answer_is_answered(self):
         assert turn_outcome("answered", _answer(route=Route.CHITCHAT)) == "small_talk"

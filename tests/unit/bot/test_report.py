@@ -78,8 +78,8 @@ class TestReportOnAWeek:
         report = report_of(week)
 
         assert report.turns == 19
-        assert report.by_outcome == {"answered": 10, "not_covered": 4, "small_talk": 2, "rate_limited": 1,
-                                     "error": 1, "busy": 1}
+        assert report.by_outcome == {"answered": 10, "hedged": 0, "not_covered": 4, "small_talk": 2,
+                                     "rate_limited": 1, "error": 1, "busy": 1}
         assert report.by_platform == {"slack": 12, "teams": 5, "web": 2}
         assert [d.day for d in report.by_day] == [f"2026-01-0{d}" for d in range(1, 8)]
         assert [d.total for d in report.by_day] == [1, 1, 5, 3, 2, 2, 5]

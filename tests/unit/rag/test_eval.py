@@ -3,12 +3,13 @@
 import pytest
 
 from rag.eval import EvalItem, Evaluator, keyword_coverage, summarise
-from rag.models import Answer, AnswerEvent, Chunk, Citation, Hit, Message, Role, Route
+from rag.models import Answer, AnswerEvent, Chunk, Citation, Hit, Message, Outcome, Role, Route
 
 
-def row(type_="colloquial", *, gold=True, refused=False, coverage=None, lead=None, hit1=False, chat_empty=False):
+def row(type_="colloquial", *, gold=True, refused=False, hedged=False, coverage=None, lead=None, hit1=False,
+        chat_empty=False):
     return {"type": type_, "has_gold": gold, "hit1": hit1, "hit5": hit1, "mrr": 1.0 if hit1 else 0.0,
-            "all_gold": None, "coverage": coverage, "lead_coverage": lead, "refused": refused,
+            "all_gold": None, "coverage": coverage, "lead_coverage": lead, "refused": refused, "hedged": hedged,
             "retrieved_nothing": chat_empty, "llm_calls": 0}
 
 
@@ -29,6 +30,13 @@ class TestSummarise:
         assert metrics["refusal_rate_out_of_scope"] == 0.5
         assert metrics["false_refusal_rate_answerable"] == pytest.approx(1 / 3, abs=1e-4)
         assert metrics["no_retrieval_rate_chitchat"] == 1.0
+
+    def test_a_hedge_is_not_a_refusal_and_has_its_own_rates(self):
+        rows = [row(hedged=True), row(refused=True), row(), row(),
+                row("out_of_scope", gold=False, hedged=True), row("out_of_scope", gold=False, refused=True)]
+        metrics = summarise(rows)
+        assert (metrics["false_refusal_rate_answerable"], metrics["hedged_rate_answerable"]) == (0.25, 0.25)
+        assert (metrics["refusal_rate_out_of_scope"], metrics["hedged_rate_out_of_scope"]) == (0.5, 0.5)
 
     def test_keywords_in_the_first_200_characters_average_over_answerable_items(self):
         metrics = summarise([row(coverage=1.0, lead=0.5), row(coverage=1.0, lead=1.0), row("out_of_scope", gold=False)])
@@ -64,9 +72,12 @@ async def test_the_json_result_keeps_the_design_shape_and_adds_the_new_figures()
                           citations=(Citation(index=1, doc="근로기준법", article="제60조", quote="15일"),)),
         "사내 카페?": Answer(text="찾지 못했어요", route=Route.SEARCH, grounded=False),
         "안녕": Answer(text="안녕하세요", route=Route.CHITCHAT),
+        "퇴직금 언제?": Answer(text="가장 가까운 조문은 …", route=Route.SEARCH, outcome=Outcome.HEDGED,
+                           retrieved=(Hit(chunk=chunk, score=1.0),)),
     }
     items = [item("a", "colloquial", "연차 며칠?", gold=[("근로기준법", "제60조")], keywords=["15일"]),
-             item("o", "out_of_scope", "사내 카페?"), item("c", "chitchat", "안녕")]
+             item("o", "out_of_scope", "사내 카페?"), item("c", "chitchat", "안녕"),
+             item("h", "colloquial", "퇴직금 언제?", gold=[("근로기준법", "제60조")])]
     result = await Evaluator(ScriptedPipeline(answers)).run(items)
     assert set(result) == {"metrics", "by_type", "items"}
     metrics = result["metrics"]
@@ -74,9 +85,11 @@ async def test_the_json_result_keeps_the_design_shape_and_adds_the_new_figures()
             "no_retrieval_rate_chitchat"} <= set(metrics)
     assert (metrics["hit@1"], metrics["keyword_coverage"], metrics["keyword_coverage_first_200"]) == (1.0, 1.0, 0.0)
     assert (metrics["refusal_rate_out_of_scope"], metrics["false_refusal_rate_answerable"]) == (1.0, 0.0)
+    assert metrics["hedged_rate_answerable"] == 0.5
     assert set(result["by_type"]) == {"colloquial", "out_of_scope", "chitchat"}
     first = result["items"][0]
     assert {"id", "type", "route", "retrieved", "answer", "citations"} <= set(first)
     assert first["retrieved"] == [{"doc": "근로기준법", "article": "제60조", "chapter": "제4장"}]
     assert first["citations"] == [{"doc": "근로기준법", "article": "제60조", "title": "", "quote": "15일", "url": ""}]
-    assert [i["refused"] for i in result["items"]] == [False, True, False]
+    assert [i["refused"] for i in result["items"]] == [False, True, False, False]
+    assert [i["outcome"] for i in result["items"]] == ["answered", "refused", "small_talk", "hedged"]

@@ -9,7 +9,7 @@ import pytest
 from rag import messages
 from rag.cache import MemoryCacheBackend, SemanticAnswerCache
 from rag.llm import LlmStreamInterrupted, current_llm_call_budget
-from rag.models import AnswerEventKind, Chunk, Citation, Hit, Message, Role, Route, Scope
+from rag.models import AnswerEventKind, Chunk, Citation, Hit, Message, Outcome, Role, Route, Scope
 from rag.pipeline import AnswerPipeline, PipelineConfig, PipelineStages, collect
 from rag.stages.enhancer import EnhancedQuery
 from rag.stages.generator import DraftAnswer, GenerationEvent
@@ -178,6 +178,33 @@ async def test_a_refusal_names_what_was_looked_for_and_the_closest_regulation_bu
     # The closest article (연차) holds none of the question's nouns but 사내: it is not offered as a button.
     assert answer.followups == () and not answer.grounded
     assert not [e for e in events if e.kind == AnswerEventKind.FOLLOWUPS]
+
+
+async def test_a_middling_grade_quotes_the_closest_article_as_such_and_says_whom_to_ask():
+    hedge = GradeResult(passed=False, hedge=True, score=50, missing=("가산휴가",), relevant=("취업규칙:제20조",),
+                        by="offline")
+    answer, events = await collect(build(grader=FakeGrader(hedge, hedge)), QUESTION)
+    assert answer.outcome == Outcome.HEDGED and answer.grounded
+    assert answer.text.startswith(messages.HEDGE_LEAD) and ANSWER in answer.text
+    assert "1350" in answer.text and "인사팀" in answer.text
+    streamed = "".join(e.text for e in events if e.kind == AnswerEventKind.DELTA)
+    assert streamed.startswith(messages.HEDGE_LEAD)
+    assert [c.label for c in answer.citations] == ["취업규칙 제20조 제1항"]
+
+
+async def test_a_regrade_below_a_hedge_keeps_the_hedge_and_one_above_it_answers():
+    hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="offline")
+    failed = GradeResult(passed=False, score=10, by="offline")
+    kept, _ = await collect(build(grader=FakeGrader(hedge, failed)), QUESTION)
+    answered, _ = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
+    assert (kept.outcome, answered.outcome) == (Outcome.HEDGED, Outcome.ANSWERED)
+    assert not answered.text.startswith(messages.HEDGE_LEAD)
+
+
+async def test_a_refusal_is_the_refused_outcome():
+    failed = GradeResult(passed=False, score=10, missing=("카페",), by="offline")
+    answer, _ = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 몇 시까지 열어?")
+    assert answer.outcome == Outcome.REFUSED
 
 
 @pytest.mark.parametrize(("kind", "reply", "grounded"), [("goodbye", messages.CHITCHAT_GOODBYE, True),

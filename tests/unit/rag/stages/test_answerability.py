@@ -5,7 +5,7 @@ import pytest
 from rag import messages
 from rag.models import Chunk, Hit
 from rag.retrieval.query import QueryAnalyzer
-from rag.stages.answerability import AnswerabilityJudge, refusal_message
+from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge, refusal_message
 from rag.stages.grader import OfflineGrader
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
@@ -77,6 +77,50 @@ class TestAnswerabilityJudge:
             AnswerabilityJudge(samples.corpus, samples.tokenizer, threshold=1.5)
 
 
+class TestThreeWayOutcome:
+    # A fit that reads coverage of the core only: full coverage answers, none refuses.
+    FIT = AnswerabilityFit(bias=0.0, weights={"coverage": 10.0}, center={"coverage": 0.5}, answer_threshold=0.8,
+                           hedge_threshold=0.2)
+    TRAVEL = "제10조\n출장비 정산은 복귀한 날부터 7일 이내에 한다."
+
+    @pytest.fixture
+    def fitted(self, samples):
+        return AnswerabilityJudge(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                  fit=self.FIT)
+
+    def test_the_score_decides_answered_hedged_or_refused(self, fitted):
+        assert [fitted.decide(s) for s in (0.9, 0.8, 0.5, 0.2, 0.1)] == [
+            "answered", "answered", "hedged", "hedged", "refused"]
+
+    def test_an_article_holding_the_asked_thing_answers_and_an_unrelated_one_is_refused(self, fitted):
+        question = "출장비 정산은 언제까지 해?"
+        assert fitted.assess(question, [hit("여비규정", "제10조", {"lexical": 1}, self.TRAVEL)]).outcome == "answered"
+        unrelated = hit("복무규정", "제3조", {"lexical": 1}, "직원은 품위를 유지한다.")
+        assert fitted.assess(question, [unrelated]).outcome == "refused"
+
+    def test_the_story_before_the_question_demands_no_coverage(self, fitted):
+        told = "지난주에 제주도 워크숍을 다녀왔는데, 출장비 정산은 언제까지 해?"
+        assessed = fitted.assess(told, [hit("여비규정", "제10조", {"lexical": 1}, self.TRAVEL)])
+        assert assessed.outcome == "answered" and assessed.coverage == 1.0
+        assert "제주도" not in assessed.missing and "워크숍" not in assessed.looked_for
+        assert assessed.features["story_share"] > 0 and assessed.features["coverage_all"] < 1.0
+
+    def test_without_similarity_the_lexical_blend_decides(self, samples):
+        # The test index embeds with a hashing embedder: no similarity, so the blend that needs it would decide
+        # from its bias alone (here: answer everything).
+        leaning = AnswerabilityFit(bias=5.0, weights={"similarity": 50.0}, center={"similarity": 0.88},
+                                   answer_threshold=0.9, hedge_threshold=0.5, without_similarity=self.FIT)
+        judge = AnswerabilityJudge(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                   fit=leaning)
+        unrelated = hit("복무규정", "제3조", {"lexical": 1}, "직원은 품위를 유지한다.")
+        assert judge.assess("출장비 정산은 언제까지 해?", [unrelated]).outcome == "refused"
+
+    def test_an_operators_answer_threshold_below_the_hedge_band_leaves_no_hedge(self, samples):
+        judge = AnswerabilityJudge(samples.corpus, samples.tokenizer, fit=self.FIT, threshold=0.1)
+        assert (judge.threshold, judge.hedge_threshold) == (0.1, 0.1)
+        assert judge.decide(0.15) == "answered" and judge.decide(0.05) == "refused"
+
+
 class TestRefusalMessage:
     def test_says_what_was_looked_for_and_names_the_closest_documents_without_quoting(self):
         hits = [hit("취업규칙", "제30조", {"lexical": 1}, text="복리후생 시설을 둔다."),
@@ -140,9 +184,10 @@ class TestHeadingAndSimilarity:
         assert judge.assess(LEAVE_QUESTION, hits).similarity is None
 
     def test_a_question_closer_to_its_article_scores_higher_and_unknown_similarity_is_neutral(self, judge):
-        weights = judge.weights
-        center = weights.similarity_center
-        signals = (0.5, 0.5, 0.5, 0.5)
-        base = weights.score(*signals)
-        assert weights.score(*signals, center + 0.02) > base > weights.score(*signals, center - 0.02)
-        assert weights.score(*signals, None) == base == weights.score(*signals, center)
+        fit = judge.fit
+        center = fit.center.get("similarity", 0.0)
+        signals = {"coverage": 0.5, "coverage_all": 0.5, "agreement": 0.5, "heading": 0.5, "heading_all": 0.5}
+        base = fit.score(signals)
+        assert fit.score({**signals, "similarity": center + 0.02}) > base > fit.score(
+            {**signals, "similarity": center - 0.02})
+        assert fit.score({**signals, "similarity": None}) == base == fit.score({**signals, "similarity": center})
