@@ -12,7 +12,7 @@ import asyncio
 import logging
 import math
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -714,16 +714,40 @@ class LlmGenerator:
         """The 항 the citing sentences lean on, when one stands out; else the whole article."""
         paragraphs = split_paragraphs(source.hit.chunk.text)
         fallback_quote = _quote(" ".join(t for _, t in paragraphs) or source.hit.chunk.text)
-        if len(paragraphs) < 2:
-            return "", fallback_quote
         citing = " ".join(s for s in re.split(r"(?<=[.!?。])\s+|\n", text) if f"[{source.index}]" in s)
-        words = {t for t in self.tokenizer.tokens(_MARKER.sub("", citing)) if len(t) > 1}
-        scores = [len(words & set(tokens)) for tokens in self.tokenizer.tokens_many([t for _, t in paragraphs])]
-        ranked = sorted(range(len(paragraphs)), key=lambda i: -scores[i])
-        best, second = ranked[0], ranked[1]
-        if scores[best] == 0 or scores[best] == scores[second] or not paragraphs[best][0]:
+        found = cited_paragraph(_MARKER.sub("", citing), paragraphs, self.tokenizer, self.fallback.corpus.idf)
+        if found is None:
             return "", fallback_quote
-        return paragraphs[best][0], _quote(paragraphs[best][1])
+        return paragraphs[found][0], _quote(paragraphs[found][1])
+
+
+# A 항 is named under a sentence only when it clearly carries the sentence: its weighted overlap at least this
+# many times the runner-up's (else the article alone is cited). "15일의 연차를 받아요" shares 근로자/유급휴가/1년 with
+# ② as much as with ①; the figure and the rare words tell them apart.
+_PARAGRAPH_MARGIN = 1.25
+_FIGURE_TOKEN_WEIGHT = 3.0  # a figure ("15일") is the most specific word a sentence can share with its 항
+
+
+def cited_paragraph(sentence: str, paragraphs: list[tuple[str, str]], tokenizer: Tokenizer,
+                    idf: Callable[[str], float]) -> int | None:
+    """The position in `paragraphs` of the 항 a sentence quotes or paraphrases, or None when no single 항 stands out (or
+    the article has fewer than two). Overlap is IDF-weighted, figures above words, each word once."""
+    if len(paragraphs) < 2 or not sentence.strip():
+        return None
+    words = {t for t in tokenizer.tokens(sentence) if len(t) > 1 or t[:1].isdigit()}
+    if not words:
+        return None
+
+    def weight(token: str) -> float:
+        return idf(token) * (_FIGURE_TOKEN_WEIGHT if token[:1].isdigit() else 1.0)
+
+    scores = [sum(weight(t) for t in words & set(tokens))
+              for tokens in tokenizer.tokens_many([t for _, t in paragraphs])]
+    ranked = sorted(range(len(paragraphs)), key=lambda i: -scores[i])
+    best, second = ranked[0], ranked[1]
+    if scores[best] <= 0 or scores[best] < _PARAGRAPH_MARGIN * scores[second] or not paragraphs[best][0]:
+        return None
+    return best
 
 
 def _quote(text: str, limit: int = 300) -> str:

@@ -301,3 +301,22 @@ class TestExtractiveGenerator:
                               "① 1년간 80퍼센트 이상 근무한 직원에게는 15일의 유급휴가를 준다.\n"
                               "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
         assert f"{answer}의 유급휴가" in lead.split("[1]")[0]
+
+
+class TestCitedParagraph:
+    """The 항 a sources list names under an LLM sentence is the one the sentence draws on, or none."""
+
+    ARTICLE = [("①", "한 해를 채워 근무하고 출근율이 팔 할을 넘는 직원에게는 15일의 유급 연차를 준다."),
+               ("②", "근무가 한 해에 못 미치는 직원에게는 한 달 개근마다 1일의 유급 연차를 준다."),
+               ("③", "연차는 직원이 청구한 시기에 준다.")]
+
+    def test_the_figure_decides_between_paragraphs_sharing_their_words(self, kiwi_tokenizer):
+        from rag.stages.generator import cited_paragraph
+
+        found = cited_paragraph("한 해를 근무하면 유급 연차 15일을 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0)
+        assert found == 0
+
+    def test_a_sentence_drawing_on_two_paragraphs_cites_the_article_alone(self, kiwi_tokenizer):
+        from rag.stages.generator import cited_paragraph
+
+        assert cited_paragraph("직원은 유급 연차를 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0) is None
