@@ -88,6 +88,7 @@ class AnalyzedQuery(BaseModel):
     context_expansion_share: tuple[float, ...] = ()
     audience: str = ""  # a hint from the words ("교수인데" → faculty), not a filter
     intents: tuple[str, ...] = ()  # the intent table's situations the question describes
+    core_tokens: tuple[str, ...] = ()  # the tokens of the question's core (`question_core`) when it has a story
 
     @property
     def lexical_tokens(self) -> list[str]:
@@ -181,8 +182,12 @@ class QueryAnalyzer:
                 expansion[token] = max(expansion.get(token, 0.0), 1.0 / math.sqrt(len(words)))
         context_expansion = {t: w for t, w in self.expand_weighted(context, own_context).items()
                              if t not in tokens and t not in expansion and t not in context_tokens} if context else {}
+        core = question_core(text)
+        core_tokens = tuple(dict.fromkeys(self.tokenizer.tokens(core))) if core != text else ()
+        if sum(1 for t in core_tokens if len(t) > 1) < 2:  # "어떻게 해야 하나요?" names nothing: the whole asks
+            core_tokens = ()
         analyzed = AnalyzedQuery(
-            text=text, tokens=tuple(dict.fromkeys(tokens)),
+            text=text, tokens=tuple(dict.fromkeys(tokens)), core_tokens=core_tokens,
             expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
             context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
             context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
@@ -238,6 +243,30 @@ class QueryAnalyzer:
         return ""
 
 
+# Where a long question's story ends and its ask begins: a sentence end, or a clause joined by "…는데," / "…고,".
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!。？])\s+|\n+")
+_CLAUSE_BREAK = re.compile(r"(?:는데|은데|ㄴ데|지만|고|며|서|니),\s+|,\s+")
+_CORE_MIN_CHARS = 8  # a last clause shorter than this ("맞나요?") asks about the clause before it
+
+
+def question_core(text: str) -> str:
+    """What a long question asks, without its story: its last sentence, or of a long last sentence its last
+    clause(s) (at least `_CORE_MIN_CHARS` long). A short question is its own core."""
+    sentences = [s for s in _SENTENCE_BREAK.split(text.strip()) if s.strip()]
+    core = sentences[-1] if sentences else text
+    if len(sentences) > 1 and len(core.replace(" ", "")) < _CORE_MIN_CHARS:
+        core = " ".join(sentences[-2:])
+    clauses = _CLAUSE_BREAK.split(core)
+    if len(clauses) > 1:
+        tail = clauses[-1]
+        for clause in reversed(clauses[:-1]):
+            if len(tail.replace(" ", "")) >= _CORE_MIN_CHARS:
+                break
+            tail = f"{clause} {tail}"
+        core = tail
+    return core.strip() or text
+
+
 # Words that point back at the conversation: demonstratives and "그럼"-openers anywhere (see `leans_on_history`),
 # and connectives that continue the last turn when they open the question ("그리고 퇴직금은?"; mid-question they
 # only join its own clauses).
@@ -251,6 +280,27 @@ _CONDITION_ONLY = re.compile(r"(면|라면|다면|이면|거면|는|은|도)\s*[
 _TOPIC_NOUNS = 1
 _INTERNAL_TOPIC_NOUNS = 3  # topic nouns before a pointer word that make it point inside the question
 _SHORT_CHARS = 12  # without a tokenizer: a question this short (no spaces) borrows its subject
+
+
+_ARTICLE_REF = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
+_LABEL_BOUNDARY = re.compile(r"[\n*\"“”\[\]:.(]")  # the name before an article number starts after the last one
+_MAX_REPLY_CITATIONS = 3
+
+
+def reply_citations(reply: str) -> list[str]:
+    """The articles an earlier reply cites, as "<regulation> 제N조" (the 40 characters before each number, from
+    the last label boundary): retrieval reads them as the follow-up's strongest prior, wherever in a long reply
+    they stand."""
+    found: list[str] = []
+    reply = normalize_text(reply)
+    for match in _ARTICLE_REF.finditer(reply):
+        before = _LABEL_BOUNDARY.split(reply[max(0, match.start() - 40): match.start()])[-1]
+        label = collapse_spaces(f"{before} {match.group(0)}")
+        if label not in found:
+            found.append(label)
+        if len(found) >= _MAX_REPLY_CITATIONS:
+            break
+    return found
 
 
 class FoldedQuery(BaseModel):
@@ -319,7 +369,7 @@ class ConversationFolder:
         picked = [self._cut(history[i].content) for i in users[-self.max_turns:]]
         last = users[-1]
         reply = next((m.content for m in history[last + 1:] if m.role == Role.ASSISTANT and m.content.strip()), "")
-        parts = [*picked, self._cut(reply)] if self.include_reply and reply else picked
+        parts = [*picked, *reply_citations(reply), self._cut(reply)] if self.include_reply and reply else picked
         return FoldedQuery(text=question, context=" ".join(parts), previous_question=picked[-1])
 
     def _cut(self, text: str) -> str:

@@ -31,7 +31,15 @@ from rag.llm import (
 )
 from rag.llm.untrusted import neutralise
 from rag.models import CIRCLED, CITATION_MARKER, Citation, Hit, Message, Role, Scope, cite_chunk, split_paragraphs
-from rag.quantities import ASKED_CONDITION, ASKS_FIGURE, FIGURE, STATED_CONDITION, numeric_conditions
+from rag.quantities import (
+    ASKED_CONDITION,
+    ASKS_AMOUNT,
+    ASKS_FIGURE,
+    FIGURE,
+    STATED_CONDITION,
+    asked_quantities,
+    numeric_conditions,
+)
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -281,8 +289,15 @@ class ExtractiveGenerator:
         asks_list = bool(_ASKS_LIST.search(question))
         conditions = numeric_conditions(question, ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
+        asked_units = asked_quantities(question)  # "며칠" → a number of days
+        asks_amount = bool(ASKS_AMOUNT.search(question))
+        pool = ranked[:3]
+        if asks_amount:  # the paragraph stating the figure may rank a little lower than ones that only mention it
+            pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
+                     if (asked_units and any(u.search(r[3]) for u in asked_units))
+                     or (not asked_units and FIGURE.search(r[3]))]
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
-        for position, (_, hit, marker, text) in enumerate(ranked[:3]):
+        for position, (_, hit, marker, text) in enumerate(pool):
             sentences = _sentences(text)
             # (order, what is matched, what is shown): each provision, without a proviso ("다만, …") that shares
             # no word with the question (the quote below has it), so that a lead stays one clause; and where the
@@ -329,6 +344,12 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         best = candidates[0]
+        if asks_amount:
+            # "며칠/얼마/몇" is answered by a figure (in the unit asked, when one is): a sentence without one never
+            # leads while another states it.
+            stating = [c for c in candidates if any(u.search(c[3]) for u in asked_units)] or \
+                [c for c in candidates if FIGURE.search(c[3])]
+            best = stating[0] if stating else best
         chosen = [(best[3], best[4], best[5], best[6])]
         # A second sentence when it answers nearly as well, or answers what the first leaves out (a question
         # about two things); never a second quote of the same paragraph.
@@ -358,6 +379,9 @@ class ExtractiveGenerator:
         return terms
 
 
+# How deep the lead looks for the paragraph stating the figure a "며칠/얼마/몇" question asks: the ranked
+# paragraphs a quote may come from (three hits' best paragraphs and their runners-up).
+_FIGURE_LEAD_DEPTH = 6
 # Weight of the words a follow-up borrowed from the conversation, against its own: dev + held-out-1..6, set means
 # of first-200 .589 → .612 (0.15: .614, 0.6: .596).
 _BORROWED_WEIGHT = 0.3
