@@ -225,7 +225,8 @@ class ExtractiveGenerator:
             terms = self._terms(part_question, asked)
             ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part])
             if ranked:
-                answered.append((part_question, ranked, self.lead(part_question, terms, ranked, sentences_per_part)))
+                answered.append((part_question, ranked,
+                                 self.lead(part_question, terms, ranked, sentences_per_part, asked=asked)))
         # Markers are numbered in reading order: every lead first, then the quotes.
         leads = [" ".join(f"{sentence} [{cite(hit, marker, text).index}]" for sentence, hit, marker, text in lead)
                  for _, _, lead in answered if lead]
@@ -278,7 +279,7 @@ class ExtractiveGenerator:
         return out
 
     def lead(self, question: str, terms: dict[str, float], ranked: list[tuple[float, Hit, str, str]],
-             at_most: int | None = None) -> list[tuple[str, Hit, str, str]]:
+             at_most: int | None = None, *, asked: str = "") -> list[tuple[str, Hit, str, str]]:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
         condition, a deadline, a definition) and the most question words; a second one from another paragraph
         only when it answers question words the first leaves out."""
@@ -289,8 +290,9 @@ class ExtractiveGenerator:
         asks_list = bool(_ASKS_LIST.search(question))
         conditions = numeric_conditions(question, ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
-        asked_units = asked_quantities(question)  # "며칠" → a number of days
-        asks_amount = bool(ASKS_AMOUNT.search(question))
+        # What the user asked in their own words (a follow-up's, not the earlier question's): "며칠" → days.
+        asked_units = asked_quantities(asked or question)
+        asks_amount = bool(ASKS_AMOUNT.search(asked or question))
         pool = ranked[:3]
         if asks_amount:  # the paragraph stating the figure may rank a little lower than ones that only mention it
             pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
