@@ -369,10 +369,13 @@ class ExtractiveGenerator:
     def _terms(self, question: str, asked: str = "") -> dict[str, float]:
         """Question word → weight (IDF); the synonym table's regulation terms for its colloquial words count less,
         and so do words borrowed from the conversation when `asked` is what the user said."""
-        terms = {t: self.corpus.idf(t) for t in self.tokenizer.tokens(question) if len(t) > 1 or t[:1].isdigit()}
+        # A bare number ("3" of "3일") is no topic word: its figure with the unit is the term.
+        terms = {t: self.corpus.idf(t) for t in self.tokenizer.tokens(question)
+                 if (len(t) > 1 or t[:1].isdigit()) and not t.isdigit()}
         if self.analyzer is not None:
             for token, share in self.analyzer.analyze(question).weighted_tokens().items():
-                terms.setdefault(token, 0.6 * share * self.corpus.idf(token))
+                if not token.isdigit():
+                    terms.setdefault(token, 0.6 * share * self.corpus.idf(token))
         if asked:
             own = set(self.tokenizer.tokens(asked))
             if self.analyzer is not None:
@@ -407,7 +410,15 @@ _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
 
 
 def _overlap(terms: dict[str, float], found: set[str]) -> float:
-    return sum(w for t, w in terms.items() if t in found)
+    """Weight of the terms `found` holds. A figure of the question ("3일은 안 돼?") is the value being checked, not a
+    topic word: a figure in its unit ("2일") answers it as well as the same figure."""
+    units = {_unit(t) for t in found if t[:1].isdigit()} - {""}
+    return sum(w for t, w in terms.items() if t in found or (t[:1].isdigit() and _unit(t) in units))
+
+
+def _unit(token: str) -> str:
+    """The unit of a figure token ("3일" → "일"); "" for a bare number."""
+    return token.lstrip("0123456789.,")
 
 
 def _sentences(paragraph: str) -> list[str]:
