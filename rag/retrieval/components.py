@@ -209,8 +209,22 @@ class LexicalSearch:
     def run(self, analyzed: AnalyzedQuery, mask: np.ndarray) -> Ranking:
         weights = analyzed.weighted_tokens(expansion_weight=self.config.expansion_weight,
                                            context_weight=self.config.context_weight)
+        return self._search("lexical", weights, mask)
+
+    def signals(self, analyzed: AnalyzedQuery, mask: np.ndarray) -> list[Ranking]:
+        """Further lexical rankings fused beside the main one, each where its weight is set: the question's own
+        words alone (`plain_lexical`: no expansions, no earlier turns, the plain BM25 a search box runs) and a long
+        question's core alone (`core_lexical`: its last clause, so the story's words cannot outvote the ask)."""
+        out = []
+        if self.config.plain_lexical_weight > 0 and analyzed.tokens:
+            out.append(self._search("plain_lexical", dict.fromkeys(analyzed.tokens, 1.0), mask))
+        if self.config.core_lexical_weight > 0 and analyzed.core_tokens:
+            out.append(self._search("core_lexical", dict.fromkeys(analyzed.core_tokens, 1.0), mask))
+        return out
+
+    def _search(self, name: str, weights: Mapping[str, float], mask: np.ndarray) -> Ranking:
         found = self.corpus.lexical.search(weights, self.config.depth, mask=mask, title_weight=self.config.title_weight)
-        return Ranking("lexical", tuple((self.corpus.chunks[i].chunk_id, s) for i, s in found))
+        return Ranking(name, tuple((self.corpus.chunks[i].chunk_id, s) for i, s in found))
 
 
 class DenseSearch:
@@ -256,12 +270,14 @@ class Fusion:
 
     def run(self, rankings: Sequence[Ranking]) -> list[Candidate]:
         config = self.config
-        weights = {"lexical": config.lexical_weight, "dense": config.dense_weight}
+        weights = {"lexical": config.lexical_weight, "dense": config.dense_weight,
+                   "plain_lexical": config.plain_lexical_weight, "core_lexical": config.core_lexical_weight}
         if config.fusion == "rrf":
             fused = weighted_rrf({r.name: [i for i, _ in r.items] for r in rankings}, weights, k=config.rrf_k)
         else:
             fused = convex_fusion({r.name: r.items for r in rankings}, weights,
-                                  floors={"lexical": 0.0, "dense": config.dense_floor},
+                                  floors={"lexical": 0.0, "dense": config.dense_floor, "plain_lexical": 0.0,
+                                          "core_lexical": 0.0},
                                   methods={"lexical": config.lexical_normalization,
                                            "dense": config.dense_normalization})
         lexical = next((r for r in rankings if r.name == "lexical"), None)

@@ -54,6 +54,14 @@ class RetrievalConfig(BaseModel):
     dense_weight: float = Field(fitted("dense_weight", 0.4),
         description="Weight of dense (e5) search in the fusion; 0 turns dense "
                     "retrieval off (faster queries, no Chroma).")
+    plain_lexical_weight: float = Field(
+        fitted("plain_lexical_weight", 0.0),
+        description="Weight of a second BM25 ranking on the question's own words alone (no expansions, no earlier "
+                    "turns) in the fusion; 0 turns it off.")
+    core_lexical_weight: float = Field(
+        fitted("core_lexical_weight", 0.0),
+        description="Weight of a BM25 ranking on a long question's core (its last clause) in the fusion; 0 turns "
+                    "it off.")
     depth: int = Field(50, description="Candidates taken from each retriever.")
     rrf_k: int = Field(60, description="The k of reciprocal rank fusion (`fusion=rrf`).")
     dense_floor: float = Field(0.75, description="Cosine that counts as no match in score fusion.")

@@ -334,8 +334,11 @@ class ExtractiveGenerator:
                     weight *= 2.0  # dev + held-out-1..9: 1.3 and 1.5 moved no item, 2.0 two
                 if conditions:
                     stated = numeric_conditions(shown, STATED_CONDITION)
-                    if stated & contradictions:
-                        weight *= 0.5  # "1년 미만" does not answer "1년 지나면"
+                    beyond = any(more and asked_more and unit == asked_unit and int(n) > int(asked_n)
+                                 for n, unit, more in stated for asked_n, asked_unit, asked_more in conditions)
+                    if stated & contradictions or beyond:
+                        # "1년 미만" does not answer "1년 지나면", nor does "3년 이상" (a later threshold)
+                        weight *= 0.5
                     elif stated & conditions:
                         weight *= 1.3  # "1년 미만" answers "아직 1년 안 됐으면"
                 weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
