@@ -30,7 +30,13 @@ def first_sentence(text: str) -> str:
     return text[: marker.start()] if marker else text.split("\n", 1)[0]
 
 
-@pytest.mark.parametrize("case", FLAGSHIP, ids=[c["question"] for c in FLAGSHIP])
+# A question the bot does not answer right yet carries `known_gap: <what goes wrong>` in flagship.yaml: it runs as a
+# strict xfail, so fixing it fails the suite until the entry is removed.
+CASES = [pytest.param(c, id=c["question"], marks=pytest.mark.xfail(strict=True, reason=c["known_gap"]))
+         if c.get("known_gap") else pytest.param(c, id=c["question"]) for c in FLAGSHIP]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_flagship_question_leads_with_its_article_and_figure(kolaw_components, case):
     from rag.pipeline import collect
 
