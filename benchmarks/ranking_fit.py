@@ -11,7 +11,9 @@ Two steps, so fitting never re-runs retrieval:
             each fold is ranked with the values fitted on the others, and those held-out figures are the ones
             reported. A parameter whose neutral value (weight 0, factor 1) does about as well in cross-validation
             (within `KEEP_MARGIN`) is set neutral. The values fitted on all items are
-            written with their provenance to `rag/data/ranking_fit.yaml`, which `RetrievalConfig` reads.
+            written with their provenance to `rag/data/ranking_fit.yaml` as a candidate; `--apply` makes them
+            the defaults `RetrievalConfig` reads (check the whole pipeline with `regbot eval` first: the
+            answerability judge reads the reranker's score mix).
 
     REGBOT_DATA_DIR=... .venv/bin/python benchmarks/ranking_fit.py features FILE.jsonl... --cache /tmp/rank.pkl
     .venv/bin/python benchmarks/ranking_fit.py fit --cache /tmp/rank.pkl [--write]
@@ -281,7 +283,9 @@ def main() -> int:
     fitp = sub.add_parser("fit")
     fitp.add_argument("--cache", type=Path, required=True)
     fitp.add_argument("--folds", type=int, default=5)
-    fitp.add_argument("--write", action="store_true", help=f"write the values to {RANKING_FIT}")
+    fitp.add_argument("--write", action="store_true", help=f"write the fit as `candidate` to {RANKING_FIT}")
+    fitp.add_argument("--apply", action="store_true", help="with --write: make the fitted values the defaults "
+                                                            "(after checking them with `regbot eval`)")
     args = parser.parse_args()
     if args.command == "features":
         records = extract(args.data_dir, args.files)
@@ -330,29 +334,38 @@ def main() -> int:
     print(json.dumps(report, ensure_ascii=False, indent=1))
     if args.write:
         held = report["cv_held_out"]
+        existing = yaml.safe_load(RANKING_FIT.read_text(encoding="utf-8")) if RANKING_FIT.exists() else {}
         data = {
             "fitted": dt.date.today().isoformat(),
             "method": f"coordinate ascent on cached candidate features, {args.folds}-fold cross-validation "
-                      "stratified by set, objective: mean over sets of MRR@10 over distinct articles "
-                      "(benchmarks/ranking_fit.py)",
+                      "stratified by set, objective MRR@10 over distinct articles with real inquiries weighing as "
+                      "much as all written questions (benchmarks/ranking_fit.py)",
             "sets": {name: n for name, n in sorted(sizes.items())},
-            "cross_validation": {
-                "held_out_objective": held["objective"],
-                "before_objective": report["current"]["objective"],
-                "held_out_set_mean_mrr@10": held["set_mean_mrr@10"],
-                "held_out": held["overall"],
-                "before_set_mean_mrr@10": report["current"]["set_mean_mrr@10"],
-                "before": report["current"]["overall"],
-                "held_out_by_set_mrr@10": {s: v["mrr@10"] for s, v in held["by_set"].items()},
-                "before_by_set_mrr@10": {s: v["mrr@10"] for s, v in report["current"]["by_set"].items()},
-                "held_out_by_type_mrr@10": {t: v["mrr@10"] for t, v in held["by_type"].items()},
+            "items": len(records),
+            "decision": "applied" if args.apply else existing.get("decision", "not applied"),
+            "values": {k: float(v) for k, v in final.items()} if args.apply else existing.get("values", current),
+            "candidate": {
+                "values": {k: float(v) for k, v in final.items()},
+                "dropped_to_neutral": sorted(dropped),
+                "cross_validation": {
+                    "held_out_objective": held["objective"],
+                    "hand_set_objective_in_sample": report["current"]["objective"],
+                    "candidate_objective_in_sample": report["fitted_in_sample"]["objective"],
+                    "held_out": held["overall"],
+                    "hand_set_in_sample": report["current"]["overall"],
+                    "held_out_by_set_mrr@10": {s: v["mrr@10"] for s, v in held["by_set"].items()},
+                    "hand_set_by_set_mrr@10": {s: v["mrr@10"] for s, v in report["current"]["by_set"].items()},
+                    "held_out_by_type_mrr@10": {t: v["mrr@10"] for t, v in held["by_type"].items()},
+                    "hand_set_by_type_mrr@10": {t: v["mrr@10"] for t, v in report["current"]["by_type"].items()},
+                    "cv_objective_without_each": ablation,
+                },
             },
-            "dropped_to_neutral": sorted(dropped),
-            "values": {k: float(v) for k, v in final.items()},
         }
-        header = ("# Ranking weights, priors and reranker factors fitted by benchmarks/ranking_fit.py;\n"
-                  "# RetrievalConfig reads `values` as its defaults. Refit after changing a feature; no hand edits.\n")
-        RANKING_FIT.write_text(header + yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        header = ("# Ranking weights, priors and reranker factors: `values` are RetrievalConfig's defaults; `candidate`"
+                  " is what\n# benchmarks/ranking_fit.py fitted, with its cross-validation and why it is or is not "
+                  "applied.\n")
+        RANKING_FIT.write_text(header + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=115),
+                               encoding="utf-8")
         log(f"wrote {RANKING_FIT}")
     return 0
 
