@@ -282,27 +282,6 @@ _INTERNAL_TOPIC_NOUNS = 3  # topic nouns before a pointer word that make it poin
 _SHORT_CHARS = 12  # without a tokenizer: a question this short (no spaces) borrows its subject
 
 
-_ARTICLE_REF = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
-_LABEL_BOUNDARY = re.compile(r"[\n*\"“”\[\]:.(]")  # the name before an article number starts after the last one
-_MAX_REPLY_CITATIONS = 3
-
-
-def reply_citations(reply: str) -> list[str]:
-    """The articles an earlier reply cites, as "<regulation> 제N조" (the 40 characters before each number, from
-    the last label boundary): retrieval reads them as the follow-up's strongest prior, wherever in a long reply
-    they stand."""
-    found: list[str] = []
-    reply = normalize_text(reply)
-    for match in _ARTICLE_REF.finditer(reply):
-        before = _LABEL_BOUNDARY.split(reply[max(0, match.start() - 40): match.start()])[-1]
-        label = collapse_spaces(f"{before} {match.group(0)}")
-        if label not in found:
-            found.append(label)
-        if len(found) >= _MAX_REPLY_CITATIONS:
-            break
-    return found
-
-
 class FoldedQuery(BaseModel):
     """A follow-up with the earlier exchange it leans on (empty context when it stands alone)."""
 
@@ -369,7 +348,7 @@ class ConversationFolder:
         picked = [self._cut(history[i].content) for i in users[-self.max_turns:]]
         last = users[-1]
         reply = next((m.content for m in history[last + 1:] if m.role == Role.ASSISTANT and m.content.strip()), "")
-        parts = [*picked, *reply_citations(reply), self._cut(reply)] if self.include_reply and reply else picked
+        parts = [*picked, self._cut(reply)] if self.include_reply and reply else picked
         return FoldedQuery(text=question, context=" ".join(parts), previous_question=picked[-1])
 
     def _cut(self, text: str) -> str:
