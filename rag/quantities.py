@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 # What a question asks for when it wants a figure, a deadline or a limit.
 ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|최소|한도|상한|비율|퍼센트|%|시간|일수|금액")
+# A question that can only be answered by a figure: how many, how much, how long.
+ASKS_AMOUNT = re.compile(r"며칠|얼마|몇")
 # A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
 FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
                     r"|[일이삼사오육칠팔구십백천만]+\s*원"
@@ -24,6 +26,8 @@ ASKED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:차|째|간|이)?\s*"
                              r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
 STATED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")
 
+_HOW_LONG = re.compile(r"얼마\s*(?:동안|간)|얼마나\s*(?:오래|길게)")
+
 # "How many <unit>?" → a number with that unit. "몇 분" is left out: minutes or people.
 _ASKED_UNITS = (
     (re.compile(r"며칠|몇\s*일"), re.compile(r"\d\s*일")),
@@ -36,6 +40,11 @@ _ASKED_UNITS = (
     (re.compile(r"몇\s*(살|세)"), re.compile(r"\d\s*(세|살)")),
     (re.compile(r"몇\s*(퍼센트|%|프로)"), re.compile(r"\d\s*(퍼센트|%)|분의\s*\d")),
     (re.compile(r"몇\s*학점"), re.compile(r"\d\s*학점")),
+    # "얼마 동안" asks for a length of time; any other "얼마" for an amount of money or a rate ("얼마나 더 줘?" →
+    # 100분의 50, "얼마까지 돼?" → 8만원).
+    (_HOW_LONG, re.compile(r"\d\s*(년|개월|주|일)")),
+    (re.compile(r"얼마(?!\s*(?:동안|간|나\s*오래|나\s*길게))"),
+     re.compile(r"\d\s*(?:[만천백]\s*)?원|분의\s*\d|\d\s*(?:퍼센트|%)")),
 )
 
 

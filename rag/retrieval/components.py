@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 _ASKS_FOR_REPEALED = re.compile(r"폐지(된|되기|전)|옛날\s*규정|예전\s*규정|구\s*규정")
 
 
+# "제60조", "제19조의2" (not "제60조제1항"'s paragraph: the article is what ranks).
+_ARTICLE_NUMBER = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
+
+
 @dataclass(frozen=True)
 class Ranking:
     """One retriever's candidates, best first: (chunk id, raw score)."""
@@ -59,6 +63,7 @@ class QueryDomains:
 
     decision: DomainDecision
     named_documents: tuple[str, ...] = ()
+    cited: tuple[tuple[str, str], ...] = ()  # (document, article) the earlier reply a follow-up leans on cited
 
 
 class ScopeFilter:
@@ -136,7 +141,8 @@ class DomainDetector:
                 # A named regulation settles its domain; a domain the words point to as well stays (secondary).
                 kept = tuple(d for d in decision.domains if d not in named_domains and decision.keyword_hits.get(d))
                 decision = decision.model_copy(update={"domains": (*sorted(named_domains), *kept), "named": True})
-        return QueryDomains(decision=decision, named_documents=tuple(named))
+        cited = tuple(sorted(self.cited_articles(analyzed.context))) if analyzed.context else ()
+        return QueryDomains(decision=decision, named_documents=tuple(named), cited=cited)
 
     def named_documents(self, text: str) -> list[str]:
         """Regulations the text names (by title, file name or alias), longest names first."""
@@ -151,6 +157,24 @@ class DomainDetector:
                 covered.append(key)
                 if doc not in found:
                     found.append(doc)
+        return found
+
+    def cited_articles(self, text: str) -> set[tuple[str, str]]:
+        """(document, article) of each "…법 제60조" an earlier reply names: the regulation named within the 40
+        characters before the article number (the last one named there), or the one named just before."""
+        self.refresh()
+        if self._names is None or "조" not in text:
+            return set()
+        keys = sorted(((k, d) for k, d in self._names.keys.items() if len(k) >= 3), key=lambda kv: -len(kv[0]))
+        found: set[tuple[str, str]] = set()
+        last = ""
+        for match in _ARTICLE_NUMBER.finditer(text):
+            window = doc_key(text[max(0, match.start() - 40): match.start()])
+            ends = [(window.rfind(k) + len(k), len(k), d) for k, d in keys if k in window]
+            if ends:
+                last = max(ends)[2]
+            if last:
+                found.add((last, match.group(0).replace(" ", "")))
         return found
 
     def domain_of(self, chunk_id: str) -> str:
@@ -185,8 +209,22 @@ class LexicalSearch:
     def run(self, analyzed: AnalyzedQuery, mask: np.ndarray) -> Ranking:
         weights = analyzed.weighted_tokens(expansion_weight=self.config.expansion_weight,
                                            context_weight=self.config.context_weight)
+        return self._search("lexical", weights, mask)
+
+    def signals(self, analyzed: AnalyzedQuery, mask: np.ndarray) -> list[Ranking]:
+        """Further lexical rankings fused beside the main one, each where its weight is set: the question's own
+        words alone (`plain_lexical`: no expansions, no earlier turns, the plain BM25 a search box runs) and a long
+        question's core alone (`core_lexical`: its last clause, so the story's words cannot outvote the ask)."""
+        out = []
+        if self.config.plain_lexical_weight > 0 and analyzed.tokens:
+            out.append(self._search("plain_lexical", dict.fromkeys(analyzed.tokens, 1.0), mask))
+        if self.config.core_lexical_weight > 0 and analyzed.core_tokens:
+            out.append(self._search("core_lexical", dict.fromkeys(analyzed.core_tokens, 1.0), mask))
+        return out
+
+    def _search(self, name: str, weights: Mapping[str, float], mask: np.ndarray) -> Ranking:
         found = self.corpus.lexical.search(weights, self.config.depth, mask=mask, title_weight=self.config.title_weight)
-        return Ranking("lexical", tuple((self.corpus.chunks[i].chunk_id, s) for i, s in found))
+        return Ranking(name, tuple((self.corpus.chunks[i].chunk_id, s) for i, s in found))
 
 
 class DenseSearch:
@@ -233,12 +271,14 @@ class Fusion:
     def run(self, rankings: Sequence[Ranking], *, foreign: bool = False) -> list[Candidate]:
         config = self.config
         weights = {"lexical": config.lexical_weight,
-                   "dense": config.foreign_dense_weight if foreign else config.dense_weight}
+                   "dense": config.foreign_dense_weight if foreign else config.dense_weight,
+                   "plain_lexical": config.plain_lexical_weight, "core_lexical": config.core_lexical_weight}
         if config.fusion == "rrf":
             fused = weighted_rrf({r.name: [i for i, _ in r.items] for r in rankings}, weights, k=config.rrf_k)
         else:
             fused = convex_fusion({r.name: r.items for r in rankings}, weights,
-                                  floors={"lexical": 0.0, "dense": config.dense_floor},
+                                  floors={"lexical": 0.0, "dense": config.dense_floor, "plain_lexical": 0.0,
+                                          "core_lexical": 0.0},
                                   methods={"lexical": config.lexical_normalization,
                                            "dense": config.dense_normalization})
         lexical = next((r for r in rankings if r.name == "lexical"), None)
@@ -248,35 +288,54 @@ class Fusion:
         return [Candidate(chunk_id=i, score=s, ranks=r) for i, s, r in fused]
 
 
+# The columns of `PriorWeighting.flags`: each multiplies a candidate's fused score by its factor when set.
+PRIOR_FLAGS = ("outside_named_domain", "outside_vector_domain", "named_document", "cited_article", "cited_document")
+
+
 class PriorWeighting:
     """Multiplies a candidate's fused score: demoted outside the question's domain, boosted in a regulation the
-    question names."""
+    question names, and — for a follow-up — in the articles (and regulations) the previous reply cited."""
 
     def __init__(self, corpus: IndexedCorpus, detector: DomainDetector, config: RetrievalConfig) -> None:
         self.corpus = corpus
         self.detector = detector
         self.config = config
 
-    def run(self, candidates: Sequence[Candidate], domains: QueryDomains) -> list[Candidate]:
+    @property
+    def factors(self) -> np.ndarray:
+        """One factor per `PRIOR_FLAGS` column."""
         config = self.config
+        return np.array([config.out_of_domain_factor, config.vector_domain_factor, config.named_document_boost,
+                         config.cited_article_boost, config.cited_document_boost])
+
+    def flags(self, chunk_ids: Sequence[str], domains: QueryDomains) -> np.ndarray:
+        """Candidates × `PRIOR_FLAGS` (bool); a chunk no longer in the corpus has none."""
         decision = domains.decision
-        wanted = set(decision.domains) if config.domain_mode == "soft" else set()
-        outside = (config.out_of_domain_factor if decision.keyword_hits or decision.named
-                   else config.vector_domain_factor)
+        wanted = set(decision.domains) if self.config.domain_mode == "soft" else set()
+        by_words = bool(decision.keyword_hits or decision.named)
         named = set(domains.named_documents)
+        cited = set(domains.cited)
+        cited_docs = {doc for doc, _ in cited}
         position, chunks, chunk_domains = self.corpus.position, self.corpus.chunks, self.detector.chunk_domains
-        out: list[Candidate] = []
-        for candidate in candidates:
-            at = position.get(candidate.chunk_id)
+        out = np.zeros((len(chunk_ids), len(PRIOR_FLAGS)), dtype=bool)
+        for n, chunk_id in enumerate(chunk_ids):
+            at = position.get(chunk_id)
             if at is None:
-                continue  # a vector whose chunk is gone
-            value = 1.0
-            domain = chunk_domains[at]
+                continue
+            domain, chunk = chunk_domains[at], chunks[at]
             if wanted and domain and domain not in wanted:
-                value *= outside
-            if named and chunks[at].doc in named:
-                value *= config.named_document_boost
-            out.append(Candidate(candidate.chunk_id, candidate.score * value, candidate.ranks))
+                out[n, 0 if by_words else 1] = True
+            out[n, 2] = chunk.doc in named
+            out[n, 3] = (chunk.doc, chunk.article) in cited
+            out[n, 4] = chunk.doc in cited_docs and not out[n, 3]
+        return out
+
+    def run(self, candidates: Sequence[Candidate], domains: QueryDomains) -> list[Candidate]:
+        present = [c for c in candidates if c.chunk_id in self.corpus.position]  # a vector whose chunk is gone
+        if not present:
+            return []
+        values = np.where(self.flags([c.chunk_id for c in present], domains), self.factors, 1.0).prod(axis=1)
+        out = [Candidate(c.chunk_id, c.score * float(v), c.ranks) for c, v in zip(present, values, strict=True)]
         out.sort(key=lambda c: -c.score)
         return out
 

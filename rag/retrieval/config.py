@@ -3,8 +3,10 @@ so `bot/config.py` can expose it as `REGBOT_RETRIEVAL_*`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 # Weights of the kinds of query words in lexical scoring: the user's own words count fully; table expansions and
@@ -12,6 +14,26 @@ from pydantic import BaseModel, ConfigDict, Field
 OWN_WEIGHT = 1.0
 EXPANSION_WEIGHT = 0.6
 CONTEXT_WEIGHT = 0.2  # follow-ups of dev + held-out-1/2 (30): Hit@1 0.60 → 0.70 against 0.5; 0.1 the same
+
+
+RANKING_FIT = Path(__file__).resolve().parent.parent / "data" / "ranking_fit.yaml"
+
+
+def load_ranking_fit(path: Path = RANKING_FIT) -> dict[str, float]:
+    """The fitted ranking values (`benchmarks/ranking_fit.py` writes them with their provenance); {} without."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        return {}
+    return {str(k): float(v) for k, v in (data.get("values") or {}).items()}
+
+
+_FIT = load_ranking_fit()
+
+
+def fitted(name: str, default: float) -> float:
+    """A knob's default: its fitted value when `ranking_fit.yaml` has one, else the hand-set `default`."""
+    return _FIT.get(name, default)
 
 
 class RetrievalConfig(BaseModel):
@@ -29,13 +51,22 @@ class RetrievalConfig(BaseModel):
     dense_normalization: Literal["minmax", "distribution"] = Field(
         "distribution", description="How e5 cosines are put on one scale for score fusion.")
     lexical_weight: float = Field(1.0, description="Weight of Kiwi-BM25 in the fusion (the stronger retriever).")
-    dense_weight: float = Field(0.4, description="Weight of dense (e5) search in the fusion; 0 turns dense "
-                                                 "retrieval off (faster queries, no Chroma).")
+    dense_weight: float = Field(fitted("dense_weight", 0.4),
+        description="Weight of dense (e5) search in the fusion; 0 turns dense "
+                    "retrieval off (faster queries, no Chroma).")
     # eval/foreign-dev.jsonl (40 en, 26 vi, 3 follow-ups) on ko-law, 2026-11-28: Hit@1 / Hit@5 / MRR@10 at 0.2
     # .623 / .928 / .744, at 0.4 .667 / .957 / .782, at 0.7 .681 / .957 / .787, at 1.0 .696 / .942 / .793.
     foreign_dense_weight: float = Field(
         0.7, description="Weight of dense search for an English or Vietnamese question, whose lexical side reads "
                          "only the glossary's Korean words while multilingual e5 reads the question itself.")
+    plain_lexical_weight: float = Field(
+        fitted("plain_lexical_weight", 0.0),
+        description="Weight of a second BM25 ranking on the question's own words alone (no expansions, no earlier "
+                    "turns) in the fusion; 0 turns it off.")
+    core_lexical_weight: float = Field(
+        fitted("core_lexical_weight", 0.0),
+        description="Weight of a BM25 ranking on a long question's core (its last clause) in the fusion; 0 turns "
+                    "it off.")
     depth: int = Field(50, description="Candidates taken from each retriever.")
     rrf_k: int = Field(60, description="The k of reciprocal rank fusion (`fusion=rrf`).")
     dense_floor: float = Field(0.75, description="Cosine that counts as no match in score fusion.")
@@ -57,10 +88,19 @@ class RetrievalConfig(BaseModel):
     domain_margin: float = Field(0.01, description="Lead over the runner-up domain the vector needs.")
     domain_secondary_rank: int = Field(2, description="A domain the words name is kept as a second topic when the "
                                                       "vector ranks it within this rank.")
-    out_of_domain_factor: float = Field(0.6, description="Score factor outside a domain the question's words, "
-                                                         "audience or a named regulation set.")
-    vector_domain_factor: float = Field(0.85, description="Score factor outside a domain only the vector set.")
-    named_document_boost: float = Field(1.3, description="Score factor of a regulation the question names.")
+    out_of_domain_factor: float = Field(fitted("out_of_domain_factor", 0.6),
+        description="Score factor outside a domain the question's words, "
+                    "audience or a named regulation set.")
+    vector_domain_factor: float = Field(fitted("vector_domain_factor", 0.85),
+        description="Score factor outside a domain only the vector set.")
+    named_document_boost: float = Field(fitted("named_document_boost", 1.3),
+        description="Score factor of a regulation the question names.")
+    cited_article_boost: float = Field(fitted("cited_article_boost", 1.0),
+        description="Score factor of an article the previous reply cited, "
+                    "for a follow-up that leans on it.")
+    cited_document_boost: float = Field(fitted("cited_document_boost", 1.0),
+        description="Score factor of the other articles of a regulation the "
+                    "previous reply cited, for a follow-up.")
     dense_query: Literal["expanded", "plain", "keywords"] = Field(
         "plain", description="What the dense model reads: the question as asked (`plain`, the text the answer "
                              "cache embeds too), with synonym terms (`expanded`), or its keywords.")
@@ -73,18 +113,26 @@ class RetrievalConfig(BaseModel):
                                  "cross-encoder (`rerank_model`), the LLM (heuristic as fallback), or none.")
     rerank_model: str = Field("", description="Folder of the cross-encoder model (`reranker=cross_encoder`).")
     rerank_depth: int = Field(40, description="Fused candidates the reranker reorders.")
-    rerank_title_weight: float = Field(0.35, description="Heuristic reranker: weight of title coverage.")
-    rerank_body_weight: float = Field(0.35, description="Heuristic reranker: weight of body coverage.")
+    rerank_title_weight: float = Field(fitted("rerank_title_weight", 0.35),
+        description="Heuristic reranker: weight of title coverage.")
+    rerank_body_weight: float = Field(fitted("rerank_body_weight", 0.35),
+        description="Heuristic reranker: weight of body coverage.")
     # The question's words together in one paragraph, not scattered over a long article: dev + held-out-1..6
     # pooled Hit@1 0.727 → 0.745 at 0.2 (0.3–0.4 the same Hit@1, fewer compounds with every gold).
-    rerank_paragraph_weight: float = Field(0.2, description="Heuristic reranker: weight of the coverage of the "
-                                                            "article's best-covering paragraph (항).")
+    rerank_paragraph_weight: float = Field(fitted("rerank_paragraph_weight", 0.2),
+        description="Heuristic reranker: weight of the coverage of the "
+                    "article's best-covering paragraph (항).")
     # "몇 주는 수업해야 해?" shares only 수업 with "수업일수는 … 30주 이상": the unit asked for is the other clue.
     # dev + held-out-1..11, set means: Hit@1 .721 → .735, MRR .797 → .806 (0.1: .732; 0.3: .741 but out of
     # scope refused .843 → .826).
-    rerank_quantity_weight: float = Field(0.2, description="Heuristic reranker: weight of stating a figure in the "
-                                                           "unit the question asks for (몇 주 → 30주).")
-    rerank_addenda_penalty: float = Field(0.5, description="Heuristic reranker: factor for 부칙 and stub annexes.")
+    rerank_quantity_weight: float = Field(fitted("rerank_quantity_weight", 0.2),
+        description="Heuristic reranker: weight of stating a figure in the "
+                    "unit the question asks for (몇 주 → 30주).")
+    rerank_core_weight: float = Field(fitted("rerank_core_weight", 0.0),
+        description="Heuristic reranker: weight of the coverage of a long "
+                    "question's core (its last clause, after the story).")
+    rerank_addenda_penalty: float = Field(fitted("rerank_addenda_penalty", 0.5),
+        description="Heuristic reranker: factor for 부칙 and stub annexes.")
     rerank_context_weight: float = Field(0.3, description="Heuristic reranker: weight of earlier-turn words.")
     one_part_per_article: bool = Field(True, description="One part per article in the ranking (other parts follow), "
                                                          "so a long article cannot crowd out a second topic.")

@@ -90,6 +90,7 @@ class AnalyzedQuery(BaseModel):
     audience: str = ""  # a hint from the words ("교수인데" → faculty), not a filter
     intents: tuple[str, ...] = ()  # the intent table's situations the question describes
     language: str = "ko"  # en / vi: tokens and expansions come from the glossary's Korean query (rag/lang)
+    core_tokens: tuple[str, ...] = ()  # the tokens of the question's core (`question_core`) when it has a story
 
     @property
     def lexical_tokens(self) -> list[str]:
@@ -188,8 +189,12 @@ class QueryAnalyzer:
                 expansion[token] = max(expansion.get(token, 0.0), 1.0 / math.sqrt(len(words)))
         context_expansion = {t: w for t, w in self.expand_weighted(context, own_context).items()
                              if t not in tokens and t not in expansion and t not in context_tokens} if context else {}
+        core = question_core(text)
+        core_tokens = tuple(dict.fromkeys(self.tokenizer.tokens(core))) if core != text else ()
+        if sum(1 for t in core_tokens if len(t) > 1) < 2:  # "어떻게 해야 하나요?" names nothing: the whole asks
+            core_tokens = ()
         analyzed = AnalyzedQuery(
-            text=text, tokens=tuple(dict.fromkeys(tokens)),
+            text=text, tokens=tuple(dict.fromkeys(tokens)), core_tokens=core_tokens,
             expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
             context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
             context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
@@ -251,6 +256,30 @@ class QueryAnalyzer:
             if word in compact:
                 return audience
         return ""
+
+
+# Where a long question's story ends and its ask begins: a sentence end, or a clause joined by "…는데," / "…고,".
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!。？])\s+|\n+")
+_CLAUSE_BREAK = re.compile(r"(?:는데|은데|ㄴ데|지만|고|며|서|니),\s+|,\s+")
+_CORE_MIN_CHARS = 8  # a last clause shorter than this ("맞나요?") asks about the clause before it
+
+
+def question_core(text: str) -> str:
+    """What a long question asks, without its story: its last sentence, or of a long last sentence its last
+    clause(s) (at least `_CORE_MIN_CHARS` long). A short question is its own core."""
+    sentences = [s for s in _SENTENCE_BREAK.split(text.strip()) if s.strip()]
+    core = sentences[-1] if sentences else text
+    if len(sentences) > 1 and len(core.replace(" ", "")) < _CORE_MIN_CHARS:
+        core = " ".join(sentences[-2:])
+    clauses = _CLAUSE_BREAK.split(core)
+    if len(clauses) > 1:
+        tail = clauses[-1]
+        for clause in reversed(clauses[:-1]):
+            if len(tail.replace(" ", "")) >= _CORE_MIN_CHARS:
+                break
+            tail = f"{clause} {tail}"
+        core = tail
+    return core.strip() or text
 
 
 # Words that point back at the conversation: demonstratives and "그럼"-openers anywhere (see `leans_on_history`),

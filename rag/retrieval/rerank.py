@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from rag.errors import ConfigError
@@ -47,7 +48,12 @@ def heuristic_reranker(config: RetrievalConfig, idf: Callable[[str], float]) -> 
                              addenda_penalty=config.rerank_addenda_penalty, expansion_weight=config.expansion_weight,
                              context_weight=config.rerank_context_weight,
                              paragraph_weight=config.rerank_paragraph_weight,
-                             quantity_weight=config.rerank_quantity_weight)
+                             quantity_weight=config.rerank_quantity_weight, core_weight=config.rerank_core_weight)
+
+
+# The columns of `HeuristicReranker.features`, in order; `rag/data/ranking_fit.yaml` fits one weight per column
+# (the fused score's weight is the unit).
+FEATURES = ("fused", "title", "body", "paragraph", "quantity", "core")
 
 
 class HeuristicReranker:
@@ -57,14 +63,15 @@ class HeuristicReranker:
     barely count. Synonym expansions count at a lower weight. A title that covers the question is the strongest
     signal statutes offer: the title is the article's own summary. The question's words together in one paragraph
     count too: an article that answers holds them in the 항 that answers, one that merely mentions them scatters
-    them. A question asking "how many weeks" favours an article stating a number of weeks. 부칙 and stub annexes
-    are demoted.
+    them. A question asking "how many weeks" favours an article stating a number of weeks. A long question's core
+    (its last clause: what is asked, after the story) is covered separately, so the story's words cannot outvote
+    it. 부칙 and stub annexes are demoted.
     """
 
     def __init__(self, *, idf: Callable[[str], float] | None = None, fused_weight: float = 1.0,
                  title_weight: float = 0.35, body_weight: float = 0.35, addenda_penalty: float = 0.5,
                  expansion_weight: float = EXPANSION_WEIGHT, context_weight: float = 0.3,
-                 paragraph_weight: float = 0.2, quantity_weight: float = 0.2) -> None:
+                 paragraph_weight: float = 0.2, quantity_weight: float = 0.2, core_weight: float = 0.0) -> None:
         self.idf = idf or (lambda token: 1.0)
         self.fused_weight = fused_weight
         self.title_weight = title_weight
@@ -74,35 +81,50 @@ class HeuristicReranker:
         self.context_weight = context_weight
         self.paragraph_weight = paragraph_weight
         self.quantity_weight = quantity_weight
+        self.core_weight = core_weight
+
+    @property
+    def weights(self) -> np.ndarray:
+        """One weight per `FEATURES` column."""
+        return np.array([self.fused_weight, self.title_weight, self.body_weight, self.paragraph_weight,
+                         self.quantity_weight, self.core_weight])
+
+    def features(self, query: AnalyzedQuery, hits: Sequence[Hit]) -> tuple[np.ndarray, np.ndarray]:
+        """(hits × `FEATURES` matrix, per hit: is it 부칙 or a stub annex). The fused score is relative to the
+        best hit's, coverages are IDF-weighted shares of the question's words."""
+        weights = {t: w * self.idf(t) for t, w in query.weighted_tokens(
+            expansion_weight=self.expansion_weight, context_weight=self.context_weight).items() if len(t) > 1}
+        total = sum(weights.values()) or 1.0
+        core_tokens = set(query.core_tokens) if query.core_tokens else set(query.tokens)
+        core = {t: w for t, w in weights.items() if t in core_tokens}
+        core_total = sum(core.values()) or 1.0
+        top = max((h.score for h in hits), default=1.0) or 1.0
+        quantities = asked_quantities(query.text)
+        rows = np.zeros((len(hits), len(FEATURES)))
+        stub = np.zeros(len(hits), dtype=bool)
+
+        def cover(terms: dict[str, float], text: str) -> float:
+            return sum(w for t, w in terms.items() if _present(t, text))
+
+        for n, hit in enumerate(hits):
+            chunk = hit.chunk
+            title, body = chunk.title, chunk.text
+            rows[n, 0] = hit.score / top
+            rows[n, 1] = cover(weights, title) / total if title else 0.0
+            rows[n, 2] = cover(weights, body) / total
+            rows[n, 3] = max((cover(weights, text) / total for _, text in split_paragraphs(body)), default=0.0)
+            if quantities:
+                rows[n, 4] = sum(1 for q in quantities if q.search(body)) / len(quantities)
+            rows[n, 5] = cover(core, f"{title} {body}") / core_total if core else 0.0
+            stub[n] = chunk.kind == "addenda" or (chunk.kind in ("annex", "form") and len(body) < 200)
+        return rows, stub
 
     def rerank(self, query: AnalyzedQuery, hits: list[Hit]) -> list[Hit]:
         if not hits:
             return hits
-        weights = {t: w * self.idf(t) for t, w in query.weighted_tokens(
-            expansion_weight=self.expansion_weight, context_weight=self.context_weight).items() if len(t) > 1}
-        total = sum(weights.values()) or 1.0
-        top = max(h.score for h in hits) or 1.0
-        quantities = asked_quantities(query.text)
-
-        def score(hit: Hit) -> float:
-            chunk = hit.chunk
-            title = chunk.title
-            body = chunk.text
-            title_cover = sum(w for t, w in weights.items() if title and _present(t, title)) / total
-            body_cover = sum(w for t, w in weights.items() if _present(t, body)) / total
-            value = (self.fused_weight * hit.score / top + self.title_weight * title_cover
-                     + self.body_weight * body_cover)
-            if self.paragraph_weight:
-                value += self.paragraph_weight * max(
-                    (sum(w for t, w in weights.items() if _present(t, text)) / total
-                     for _, text in split_paragraphs(body)), default=0.0)
-            if quantities:
-                value += self.quantity_weight * sum(1 for q in quantities if q.search(body)) / len(quantities)
-            if chunk.kind == "addenda" or (chunk.kind in ("annex", "form") and len(body) < 200):
-                value *= self.addenda_penalty
-            return value
-
-        rescored = [hit.model_copy(update={"score": score(hit)}) for hit in hits]
+        rows, stub = self.features(query, hits)
+        values = (rows @ self.weights) * np.where(stub, self.addenda_penalty, 1.0)
+        rescored = [hit.model_copy(update={"score": float(v)}) for hit, v in zip(hits, values, strict=True)]
         return sorted(rescored, key=lambda h: -h.score)
 
 

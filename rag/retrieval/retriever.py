@@ -121,7 +121,7 @@ class HybridRetriever:
         vector = self.query_embedder.run(analyzed)
         domains = self.domains.run(analyzed, vector)
         mask = self.domain_filter.run(mask, domains)
-        rankings = [self.lexical.run(analyzed, mask)]
+        rankings = [self.lexical.run(analyzed, mask), *self.lexical.signals(analyzed, mask)]
         dense = self.dense.run(analyzed, vector, scope, mask)
         if dense is not None:
             rankings.append(dense)

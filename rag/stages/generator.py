@@ -12,7 +12,7 @@ import asyncio
 import logging
 import math
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,7 +32,15 @@ from rag.llm import (
 )
 from rag.llm.untrusted import neutralise
 from rag.models import CIRCLED, CITATION_MARKER, Citation, Hit, Message, Role, Scope, cite_chunk, split_paragraphs
-from rag.quantities import ASKED_CONDITION, ASKS_FIGURE, FIGURE, STATED_CONDITION, numeric_conditions
+from rag.quantities import (
+    ASKED_CONDITION,
+    ASKS_AMOUNT,
+    ASKS_FIGURE,
+    FIGURE,
+    STATED_CONDITION,
+    asked_quantities,
+    numeric_conditions,
+)
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
@@ -225,7 +233,8 @@ class ExtractiveGenerator:
             terms = self._terms(part_question, asked)
             ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part])
             if ranked:
-                answered.append((part_question, ranked, self.lead(part_question, terms, ranked, sentences_per_part)))
+                answered.append((part_question, ranked,
+                                 self.lead(part_question, terms, ranked, sentences_per_part, asked=asked)))
         # Markers are numbered in reading order: every lead first, then the quotes.
         leads = [" ".join(f"{sentence} [{cite(hit, marker, text).index}]" for sentence, hit, marker, text in lead)
                  for _, _, lead in answered if lead]
@@ -288,7 +297,7 @@ class ExtractiveGenerator:
         return out
 
     def lead(self, question: str, terms: dict[str, float], ranked: list[tuple[float, Hit, str, str]],
-             at_most: int | None = None) -> list[tuple[str, Hit, str, str]]:
+             at_most: int | None = None, *, asked: str = "") -> list[tuple[str, Hit, str, str]]:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
         condition, a deadline, a definition) and the most question words; a second one from another paragraph
         only when it answers question words the first leaves out."""
@@ -299,8 +308,16 @@ class ExtractiveGenerator:
         asks_list = bool(_ASKS_LIST.search(question))
         conditions = numeric_conditions(question, ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
+        # What the user asked in their own words (a follow-up's, not the earlier question's): "며칠" → days.
+        asked_units = asked_quantities(asked or question)
+        asks_amount = bool(ASKS_AMOUNT.search(asked or question))
+        pool = ranked[:3]
+        if asks_amount:  # the paragraph stating the figure may rank a little lower than ones that only mention it
+            pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
+                     if (asked_units and any(u.search(r[3]) for u in asked_units))
+                     or (not asked_units and FIGURE.search(r[3]))]
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
-        for position, (_, hit, marker, text) in enumerate(ranked[:3]):
+        for position, (_, hit, marker, text) in enumerate(pool):
             sentences = _sentences(text)
             # (order, what is matched, what is shown): each provision, without a proviso ("다만, …") that shares
             # no word with the question (the quote below has it), so that a lead stays one clause; and where the
@@ -335,8 +352,11 @@ class ExtractiveGenerator:
                     weight *= 2.0  # dev + held-out-1..9: 1.3 and 1.5 moved no item, 2.0 two
                 if conditions:
                     stated = numeric_conditions(shown, STATED_CONDITION)
-                    if stated & contradictions:
-                        weight *= 0.5  # "1년 미만" does not answer "1년 지나면"
+                    beyond = any(more and asked_more and unit == asked_unit and int(n) > int(asked_n)
+                                 for n, unit, more in stated for asked_n, asked_unit, asked_more in conditions)
+                    if stated & contradictions or beyond:
+                        # "1년 미만" does not answer "1년 지나면", nor does "3년 이상" (a later threshold)
+                        weight *= 0.5
                     elif stated & conditions:
                         weight *= 1.3  # "1년 미만" answers "아직 1년 안 됐으면"
                 weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
@@ -347,6 +367,12 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         best = candidates[0]
+        if asks_amount:
+            # "며칠/얼마/몇" is answered by a figure (in the unit asked, when one is): a sentence without one never
+            # leads while another states it.
+            stating = [c for c in candidates if any(u.search(c[3]) for u in asked_units)] or \
+                [c for c in candidates if FIGURE.search(c[3])]
+            best = stating[0] if stating else best
         chosen = [(best[3], best[4], best[5], best[6])]
         # A second sentence when it answers nearly as well, or answers what the first leaves out (a question
         # about two things); never a second quote of the same paragraph.
@@ -364,10 +390,13 @@ class ExtractiveGenerator:
     def _terms(self, question: str, asked: str = "") -> dict[str, float]:
         """Question word → weight (IDF); the synonym table's regulation terms for its colloquial words count less,
         and so do words borrowed from the conversation when `asked` is what the user said."""
-        terms = {t: self.corpus.idf(t) for t in self.tokenizer.tokens(question) if len(t) > 1 or t[:1].isdigit()}
+        # A bare number ("3" of "3일") is no topic word: its figure with the unit is the term.
+        terms = {t: self.corpus.idf(t) for t in self.tokenizer.tokens(question)
+                 if (len(t) > 1 or t[:1].isdigit()) and not t.isdigit()}
         if self.analyzer is not None:
             for token, share in self.analyzer.analyze(question).weighted_tokens().items():
-                terms.setdefault(token, 0.6 * share * self.corpus.idf(token))
+                if not token.isdigit():
+                    terms.setdefault(token, 0.6 * share * self.corpus.idf(token))
         if asked:
             own = set(self.tokenizer.tokens(asked))
             if self.analyzer is not None:
@@ -376,6 +405,9 @@ class ExtractiveGenerator:
         return terms
 
 
+# How deep the lead looks for the paragraph stating the figure a "며칠/얼마/몇" question asks: the ranked
+# paragraphs a quote may come from (three hits' best paragraphs and their runners-up).
+_FIGURE_LEAD_DEPTH = 6
 # Weight of the words a follow-up borrowed from the conversation, against its own: dev + held-out-1..6, set means
 # of first-200 .589 → .612 (0.15: .614, 0.6: .596).
 _BORROWED_WEIGHT = 0.3
@@ -408,7 +440,15 @@ _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
 
 
 def _overlap(terms: dict[str, float], found: set[str]) -> float:
-    return sum(w for t, w in terms.items() if t in found)
+    """Weight of the terms `found` holds. A figure of the question ("3일은 안 돼?") is the value being checked, not a
+    topic word: a figure in its unit ("2일") answers it as well as the same figure."""
+    units = {_unit(t) for t in found if t[:1].isdigit()} - {""}
+    return sum(w for t, w in terms.items() if t in found or (t[:1].isdigit() and _unit(t) in units))
+
+
+def _unit(token: str) -> str:
+    """The unit of a figure token ("3일" → "일"); "" for a bare number."""
+    return token.lstrip("0123456789.,")
 
 
 def _sentences(paragraph: str) -> list[str]:
@@ -744,16 +784,40 @@ class LlmGenerator:
         """The 항 the citing sentences lean on, when one stands out; else the whole article."""
         paragraphs = split_paragraphs(source.hit.chunk.text)
         fallback_quote = _quote(" ".join(t for _, t in paragraphs) or source.hit.chunk.text)
-        if len(paragraphs) < 2:
-            return "", fallback_quote
         citing = " ".join(s for s in re.split(r"(?<=[.!?。])\s+|\n", text) if f"[{source.index}]" in s)
-        words = {t for t in self.tokenizer.tokens(_MARKER.sub("", citing)) if len(t) > 1}
-        scores = [len(words & set(tokens)) for tokens in self.tokenizer.tokens_many([t for _, t in paragraphs])]
-        ranked = sorted(range(len(paragraphs)), key=lambda i: -scores[i])
-        best, second = ranked[0], ranked[1]
-        if scores[best] == 0 or scores[best] == scores[second] or not paragraphs[best][0]:
+        found = cited_paragraph(_MARKER.sub("", citing), paragraphs, self.tokenizer, self.fallback.corpus.idf)
+        if found is None:
             return "", fallback_quote
-        return paragraphs[best][0], _quote(paragraphs[best][1])
+        return paragraphs[found][0], _quote(paragraphs[found][1])
+
+
+# A 항 is named under a sentence only when it clearly carries the sentence: its weighted overlap at least this
+# many times the runner-up's (else the article alone is cited). "15일의 연차를 받아요" shares 근로자/유급휴가/1년 with
+# ② as much as with ①; the figure and the rare words tell them apart.
+_PARAGRAPH_MARGIN = 1.25
+_FIGURE_TOKEN_WEIGHT = 3.0  # a figure ("15일") is the most specific word a sentence can share with its 항
+
+
+def cited_paragraph(sentence: str, paragraphs: list[tuple[str, str]], tokenizer: Tokenizer,
+                    idf: Callable[[str], float]) -> int | None:
+    """The position in `paragraphs` of the 항 a sentence quotes or paraphrases, or None when no single 항 stands out (or
+    the article has fewer than two). Overlap is IDF-weighted, figures above words, each word once."""
+    if len(paragraphs) < 2 or not sentence.strip():
+        return None
+    words = {t for t in tokenizer.tokens(sentence) if len(t) > 1 or t[:1].isdigit()}
+    if not words:
+        return None
+
+    def weight(token: str) -> float:
+        return idf(token) * (_FIGURE_TOKEN_WEIGHT if token[:1].isdigit() else 1.0)
+
+    scores = [sum(weight(t) for t in words & set(tokens))
+              for tokens in tokenizer.tokens_many([t for _, t in paragraphs])]
+    ranked = sorted(range(len(paragraphs)), key=lambda i: -scores[i])
+    best, second = ranked[0], ranked[1]
+    if scores[best] <= 0 or scores[best] < _PARAGRAPH_MARGIN * scores[second] or not paragraphs[best][0]:
+        return None
+    return best
 
 
 def _quote(text: str, limit: int = 300) -> str:

@@ -311,3 +311,22 @@ def test_an_articles_quoted_paragraphs_are_listed_in_their_own_order():
     ranked = [(0.9, work, "②", "b"), (0.8, travel, "③", "c"), (0.7, work, "①", "a"), (0.6, travel, "①", "d")]
     assert [(q[1].chunk.chunk_id, q[2]) for q in in_article_order(ranked)] == [
         ("w", "①"), ("w", "②"), ("t", "①"), ("t", "③")]
+
+
+class TestCitedParagraph:
+    """The 항 a sources list names under an LLM sentence is the one the sentence draws on, or none."""
+
+    ARTICLE = [("①", "한 해를 채워 근무하고 출근율이 팔 할을 넘는 직원에게는 15일의 유급 연차를 준다."),
+               ("②", "근무가 한 해에 못 미치는 직원에게는 한 달 개근마다 1일의 유급 연차를 준다."),
+               ("③", "연차는 직원이 청구한 시기에 준다.")]
+
+    def test_the_figure_decides_between_paragraphs_sharing_their_words(self, kiwi_tokenizer):
+        from rag.stages.generator import cited_paragraph
+
+        found = cited_paragraph("한 해를 근무하면 유급 연차 15일을 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0)
+        assert found == 0
+
+    def test_a_sentence_drawing_on_two_paragraphs_cites_the_article_alone(self, kiwi_tokenizer):
+        from rag.stages.generator import cited_paragraph
+
+        assert cited_paragraph("직원은 유급 연차를 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0) is None
