@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapters.answered import RecentlyAnswered
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.teams import cards
 from adapters.teams.auth import TeamsAuth
 from adapters.teams.inbound import (
@@ -363,11 +364,11 @@ class TeamsAdapter:
         if identity is None:
             return web.json_response({"error": "unauthorized"}, status=401)
         try:
-            body = await request.json()
+            body = parse_json_body(await request.read())
         except web.HTTPRequestEntityTooLarge:
             return web.json_response({"error": "the activity is too large"}, status=413)
-        except (ValueError, UnicodeDecodeError):
-            return web.json_response({"error": "the body is not JSON"}, status=400)
+        except JsonBodyError as bad:
+            return web.json_response({"error": str(bad)}, status=400)
         problem = activity_problem(body)
         if problem:
             logger.info("Rejected a Teams request: %s", problem)

@@ -6,13 +6,13 @@ Pure functions over `Activity` (no I/O), so every gate is unit-testable.
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any, Literal
 
 from microsoft_agents.activity import Activity
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.teams import labels
 from adapters.teams.cards import FOLLOWUP_ACTION
 from rag.text import normalize_text
@@ -184,8 +184,8 @@ def _strip_recipient_mention(activity: Activity) -> str:
 def _followup_question(value: Any) -> str | None:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = parse_json_body(value)
+        except JsonBodyError:
             return None
     if isinstance(value, dict) and value.get("action") == FOLLOWUP_ACTION:
         question = value.get("question")
@@ -197,8 +197,8 @@ def _followup_question(value: Any) -> str | None:
 def _feedback_text(raw: Any) -> str:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except ValueError:
+            raw = parse_json_body(raw)
+        except JsonBodyError:
             return raw.strip()
     if isinstance(raw, dict):
         return str(raw.get("feedbackText", "")).strip()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -32,6 +31,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.text import StreamSanitizer, neutralize_untrusted
 from adapters.web.article import article_view
 from adapters.web.events import SSE_CONTENT_TYPE, encode_event
@@ -287,8 +287,8 @@ async def _read_json(request: web.Request, model: type[Model]) -> Model:
     if len(body) > MAX_BODY_BYTES:
         raise _BadRequest(413, "the request body is too large")
     try:
-        return model.model_validate(json.loads(body))
-    except (ValueError, UnicodeDecodeError, ValidationError):
+        return model.model_validate(parse_json_body(body))
+    except (JsonBodyError, ValidationError):
         raise _BadRequest(400, f"the body does not match {model.__name__}") from None
 
 
