@@ -202,8 +202,10 @@ class AnswerPipeline:
         question = normalize_text(turn.text).strip()
         yield AnswerEvent.status(messages.STATUS_UNDERSTANDING)
         cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None
+        # The index the turn starts on: its answer is stored under it even if an ingest lands meanwhile.
+        cache_index = self.stages.cache.index_identity() if cacheable and self.stages.cache else ""
         if cacheable:
-            match = await self._cache_lookup(question, turn.scope, trace)
+            match = await self._cache_lookup(question, turn.scope, trace, cache_index)
             if match is not None:
                 for event in self._replay(match, trace):
                     yield event
@@ -242,11 +244,11 @@ class AnswerPipeline:
                                                           grounded=bool(draft.citations)))
                 return
 
-        async for event in self._search(turn, understood, trace, cacheable=cacheable):
+        async for event in self._search(turn, understood, trace, cacheable=cacheable, cache_index=cache_index):
             yield event
 
     async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
-                      cacheable: bool) -> AsyncIterator[AnswerEvent]:
+                      cacheable: bool, cache_index: str = "") -> AsyncIterator[AnswerEvent]:
         enhanced, plan = understood.enhanced, understood.plan
         trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
         if plan.hypothetical_answer:
@@ -354,7 +356,7 @@ class AnswerPipeline:
                                     followups=followups)
         if cacheable and not notes and citations:
             # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
-            await self._cache_store(enhanced.original, turn.scope, answer, trace)
+            await self._cache_store(enhanced.original, turn.scope, answer, trace, cache_index)
         yield AnswerEvent.done(answer)
 
     @staticmethod
@@ -376,17 +378,17 @@ class AnswerPipeline:
             trace.note(f"evidence: {added} neighbour(s) added")
         return evidence
 
-    async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace) -> CacheMatch | None:
+    async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace, index: str) -> CacheMatch | None:
         assert self.stages.cache is not None
         try:
             with trace.stage("cache"):
                 async with asyncio.timeout(self.config.cache_timeout_s):
-                    return await self.stages.cache.lookup(question, scope)
+                    return await self.stages.cache.lookup(question, scope, index=index)
         except TimeoutError:
             log.warning("answer cache lookup took longer than %s s; answering without it", self.config.cache_timeout_s)
             return None
 
-    async def _cache_store(self, question: str, scope: Scope, answer: Answer, trace: TurnTrace) -> None:
+    async def _cache_store(self, question: str, scope: Scope, answer: Answer, trace: TurnTrace, index: str) -> None:
         assert self.stages.cache is not None
         retrieved_ids = tuple(h.chunk.chunk_id for h in answer.retrieved)
         entry = CachedAnswer(question=question, text=answer.text, citations=answer.citations,
@@ -394,7 +396,7 @@ class AnswerPipeline:
         try:
             with trace.stage("cache"):
                 async with asyncio.timeout(self.config.cache_timeout_s):
-                    await self.stages.cache.store(question, scope, entry)
+                    await self.stages.cache.store(question, scope, entry, index=index)
         except TimeoutError:
             log.warning("answer cache store took longer than %s s; skipped", self.config.cache_timeout_s)
 

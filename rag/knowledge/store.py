@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
+from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,6 +58,8 @@ class ChunkStore:
         self.path = path
         with closing(self._connect()) as db, db:
             db.executescript(_SCHEMA)
+            # A random id born with the index: a rebuilt data dir restarts `version` at 1 but never this id.
+            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', ?)", (uuid4().hex,))
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
@@ -123,6 +126,12 @@ class ChunkStore:
         with closing(self._connect()) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         return int(row[0]) if row else 0
+
+    def identity(self) -> str:
+        """`<index id>:<version>`: what answer caches are keyed on, unique across rebuilt data dirs."""
+        with closing(self._connect()) as db:
+            rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('index_id', 'version')").fetchall())
+        return f"{rows.get('index_id', '')}:{rows.get('version', '0')}"
 
     @staticmethod
     def _bump_version(db: sqlite3.Connection) -> None:
