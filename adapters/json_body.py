@@ -15,8 +15,9 @@ from typing import Any
 
 # Slack, Teams and playground bodies nest about ten levels (an Adaptive Card's values included); 64 leaves room.
 MAX_JSON_DEPTH = 64
-# A JSON string (escapes included); removed before brackets are counted. Linear: no alternative overlaps `\\.`.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# A JSON string (escapes included), removed before brackets are counted. An unclosed one runs to the end of the
+# text: possessive, so the scan never restarts inside it (that was quadratic on `"\\"\\"\\…`).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)', re.DOTALL)
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
