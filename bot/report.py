@@ -7,6 +7,7 @@ figures. The JSON keys are a contract (DESIGN.md §3): `turns`, `by_outcome`, `b
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections import Counter, defaultdict
@@ -183,7 +184,9 @@ def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord]
 async def load_report(store: RecordStore, *, window: timedelta, now: float, tz: tzinfo | None = None) -> Report:
     """Read the window's records from `store` and build the report."""
     since = now - window.total_seconds()
-    return build_report(await store.turns(since), await store.feedback(since), since=since, until=now, tz=tz)
+    turns, votes = await store.turns(since), await store.feedback(since)
+    # Off the event loop: grouping refusal themes grows with the square of the distinct nouns in the window.
+    return await asyncio.to_thread(build_report, turns, votes, since=since, until=now, tz=tz)
 
 
 def report_json(report: Report) -> dict:

@@ -152,3 +152,27 @@ def test_percentile_is_nearest_rank():
     assert percentile([], 0.5) is None
     assert percentile([5.0], 0.95) == 5.0
     assert percentile(list(range(1, 21)), 0.95) == 19
+
+
+async def test_the_report_is_built_off_the_event_loop(tmp_path, monkeypatch) -> None:
+    """/admin awaits `load_report`: theme grouping is quadratic in distinct nouns and must not stall answers."""
+    import threading
+    from datetime import timedelta
+
+    import bot.report as report_module
+    from bot.records import SqliteRecordStore
+
+    built_on: list[int] = []
+    real = report_module.build_report
+
+    def recording(*args, **kwargs):
+        built_on.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(report_module, "build_report", recording)
+
+    report = await report_module.load_report(SqliteRecordStore(tmp_path / "records.sqlite"),
+                                             window=timedelta(days=7), now=1_700_000_000.0)
+
+    assert report.turns == 0
+    assert built_on and built_on[0] != threading.get_ident()
