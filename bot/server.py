@@ -113,6 +113,7 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
         runtime.adapters.append(teams)
     if settings.playground:
         from adapters.web import WebPlaygroundAdapter
+        from adapters.web.session import PlaygroundBudget, PlaygroundSessions
 
         lookup = runtime.components.lookup
 
@@ -120,8 +121,11 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             result = lookup.lookup(reference, scope)  # the playground's scope, as for its answers
             return result.chunks if result.kind in ("article", "annex", "addenda") else ()
 
-        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks,
-                                          public_hosts=settings.public_host_names)
+        playground = WebPlaygroundAdapter(
+            runtime.service, lookup_article=article_chunks, public_hosts=settings.public_host_names,
+            sessions=PlaygroundSessions(settings.session_secret.encode() or None),
+            budget=PlaygroundBudget(per_address_per_min=settings.playground_per_address_per_min,
+                                    total_per_min=settings.playground_per_min))
         playground.attach(app)
         runtime.adapters.append(playground)
 
