@@ -25,7 +25,7 @@ class StuckLoader(MarkdownLoader):
     extensions = (".stuck",)
 
     def sniff(self, head: bytes) -> bool:
-        return False
+        return head.startswith(b"stuck")
 
     def load(self, path: Path) -> LoadedDocument:
         threading.Event().wait()  # never returns: only killing the reader ends it
@@ -53,7 +53,7 @@ def test_thirty_empty_html_comments_ingest_in_seconds(tmp_path, ingestor_factory
 
 def test_a_file_that_takes_too_long_is_skipped_and_the_rest_indexed(tmp_path, ingestor_factory) -> None:
     stuck = tmp_path / "a.stuck"
-    stuck.write_text("anything", encoding="utf-8")
+    stuck.write_text("stuck forever", encoding="utf-8")
     fine = tmp_path / "b.md"
     fine.write_text(RULE, encoding="utf-8")
     loaders = LoaderRegistry([StuckLoader(), MarkdownLoader()])
@@ -61,7 +61,7 @@ def test_a_file_that_takes_too_long_is_skipped_and_the_rest_indexed(tmp_path, in
     report = ingestor_factory(loaders=loaders, file_time_limit_s=2).ingest([stuck, fine])
 
     by_name = {Path(o.path).name: o for o in report.outcomes}
-    assert by_name["a.stuck"].status == "skipped"
+    assert by_name["a.stuck"].status == "skipped", by_name["a.stuck"].reason
     assert by_name["a.stuck"].reason.startswith("took too long")
     assert by_name["b.md"].status == "added"
     assert report.failed == []
