@@ -176,3 +176,13 @@ async def test_the_report_is_built_off_the_event_loop(tmp_path, monkeypatch) -> 
 
     assert report.turns == 0
     assert built_on and built_on[0] != threading.get_ident()
+
+
+def test_kept_questions_reach_the_terminal_without_control_sequences() -> None:
+    from bot.report_cli import plain
+
+    shown = plain("\x1b]0;owned\x07연차 \x1b[2J며칠\x9b31m? [bold]")
+
+    assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
+    assert "연차" in shown and "며칠" in shown
+    assert "\\[bold]" in shown  # rich markup stays text
