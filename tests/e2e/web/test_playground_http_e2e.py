@@ -121,7 +121,7 @@ class TestPlaygroundOn:
         assert len(records) == 1
         record = records[0]
         assert (record["platform"], record["rating"]) == ("web", "up")
-        assert record["user"].startswith("session-")  # the server's session, never the body's user_id
+        assert len(record["user"]) == 16 and "session" not in record["user"]  # the records' salted HMAC
         assert record["conversation_key"] == f"web:{CONVERSATION}"
         assert (record["question"], record["answer"]) == ("", "")  # REGBOT_KEEP_QUESTIONS is off
         assert any(c["article"] == "제20조" for c in record["citations"])
