@@ -7,9 +7,9 @@ import logging
 import sys
 from dataclasses import asdict, dataclass
 from typing import TextIO
-from urllib.parse import urlsplit, urlunsplit
 
 from bot.config import Settings
+from rag.llm.base import redact_url
 
 log = logging.getLogger("bot.startup")
 
@@ -44,17 +44,6 @@ def playground_switch(settings: Settings) -> Switch:
     if settings.playground:
         return Switch(True, "at / (REGBOT_PLAYGROUND=true)")
     return Switch(False, "REGBOT_PLAYGROUND is not true")
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password (`redis://:secret@host` → `redis://:***@host`)."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 @dataclass(frozen=True)
