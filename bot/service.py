@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import hmac
 import json
 import logging
 import math
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -41,6 +39,8 @@ from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scop
 from rag.text import normalize_text, question_problem
 
 logger = logging.getLogger(__name__)
+
+_UNSALTED_KEY = b"regbot-user-pseudonym"  # records off: see BotService._pseudonym
 
 _PLATFORMS = frozenset({"slack", "teams", "web", "cli"})
 # How often a turn waiting for a channel/workspace token hears its new place in line (Slack status edits).
@@ -134,8 +134,9 @@ class BotService:
         self._sleep = sleep
         self._log_content = log_content
         self._keep_questions = keep_questions
-        # Platform user ids never reach shared state raw: they are keyed by the records' salted HMAC (a random
-        # per-process key when records are off, so nothing joins them to a person either).
+        # Platform user ids never reach shared state raw: they are keyed by the records' salted HMAC. With
+        # records off there is no shared salt: a fixed key keeps replicas' buckets shared (pseudonymous, not
+        # secret: whoever reads Redis and knows an id can test it).
         self._pseudonym_key: bytes | None = None
         self._rate_limiter = RateLimiter(store.buckets, self._limits)
         self._queue = AnswerQueue(
@@ -332,15 +333,11 @@ class BotService:
             if self._recorder is not None:
                 try:
                     salt = await self._recorder.store.salt()
-                except Exception as exc:  # the records store is down: a process key keeps ids private meanwhile
-                    logger.warning("records salt unavailable (%s); user ids keyed per process", type(exc).__name__)
-                    return hmac.new(self._process_key, value.encode(), hashlib.sha256).hexdigest()[:16]
-            self._pseudonym_key = salt.encode() if salt else self._process_key
+                except Exception as exc:  # the records store is down: the fixed key meanwhile, never the raw id
+                    logger.warning("records salt unavailable (%s); user ids keyed without it", type(exc).__name__)
+                    return hmac.new(_UNSALTED_KEY, value.encode(), hashlib.sha256).hexdigest()[:16]
+            self._pseudonym_key = salt.encode() if salt else _UNSALTED_KEY
         return hmac.new(self._pseudonym_key, value.encode(), hashlib.sha256).hexdigest()[:16]
-
-    @functools.cached_property
-    def _process_key(self) -> bytes:
-        return secrets.token_bytes(32)
 
     async def _user_bucket(self, turn: Turn) -> str:
         platform, workspace = conversation_origin(turn.conversation_key)
