@@ -37,6 +37,14 @@ _MARKDOWN_LINK = re.compile(
     re.IGNORECASE,
 )
 _SAFE_LINK_SCHEMES = ("http:", "https:", "mailto:")
+# What `_MARKDOWN_LINK` does not take apart (a title `"t"`, deeper parentheses, entities): any `](` that opens an
+# unsafe target is broken into `] (`, which no markdown reads as a link; the words stay.
+_UNSAFE_LINK_OPEN = re.compile(r"\]\(\s*+<?\s*+(?=(?!(?:https?|mailto):)[a-z][a-z0-9+.-]*:)", re.IGNORECASE)
+# A reference-style definition `[1]: javascript:…` (used by `[x][1]` or `[1]`): its colon is broken the same way.
+_UNSAFE_LINK_DEFINITION = re.compile(
+    r"^([ \t]{0,3}\[[^\[\]\n]{1,500}\]):(?=[ \t]*+<?(?!(?:https?|mailto):)[a-z][a-z0-9+.-]*:)",
+    re.IGNORECASE | re.MULTILINE,
+)
 # A markdown link still being written: `[label`, `[label]` or `[label](target`.
 _OPEN_MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]*(\](\(\s*<?[^\s<>]*)?)?$")
 
@@ -89,6 +97,8 @@ def neutralize_untrusted(text: str) -> str:
     """Untrusted text without tokens, script links or broadcasts, not escaped (for text set as textContent)."""
     plain = ANGLE_TOKEN.sub(lambda m: token_as_plain_text(m.group(1)), text or "")
     plain = _MARKDOWN_LINK.sub(_unwrap_unsafe_link, plain)
+    plain = _UNSAFE_LINK_OPEN.sub("] (", plain)
+    plain = _UNSAFE_LINK_DEFINITION.sub(lambda m: m.group(1) + _WORD_JOINER + ":", plain)
     return BARE_BROADCAST.sub(_break_broadcast, plain)
 
 

@@ -67,7 +67,8 @@ class Components:
         from rag.knowledge.ingest import Ingestor  # the loaders (pdf, hwp, docx…): only ingest needs them
 
         return Ingestor(self.store, self.dense, self.tokenizer,
-                        max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None, clock=self.clock)
+                        max_file_bytes=int(self.settings.max_file_mb * 1_000_000) or None, clock=self.clock,
+                        file_time_limit_s=self.settings.ingest_file_timeout_s or None)
 
 
 def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex:
@@ -134,7 +135,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                                 neighbours=neighbours)
     cache = None
     if cache_backend is not None and settings.cache_enabled:
-        cache = SemanticAnswerCache(cache_backend, index_version=store.version,
+        cache = SemanticAnswerCache(cache_backend, index_version=store.identity,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
     folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)

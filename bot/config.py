@@ -129,6 +129,23 @@ class Settings(BaseSettings):
     max_question_chars: int = Field(4000, alias="REGBOT_MAX_QUESTION_CHARS",
                                     description="Longest question accepted on every surface (Slack, Teams, "
                                                 "playground, CLI); longer ones get a polite refusal.")
+    session_secret: str = Field(
+        "", alias="REGBOT_SESSION_SECRET",
+        description="Key that signs the playground's session cookie (the user id of its questions and votes); "
+                    "empty: a random key per process, so replicas behind one address need the same value.")
+    playground_per_address_per_min: float = Field(
+        20.0, ge=0, alias="REGBOT_PLAYGROUND_PER_ADDRESS_PER_MIN",
+        description="Playground questions a client address may ask a minute (0: no limit); catches a client "
+                    "that drops its session cookie.")
+    playground_per_min: float = Field(
+        120.0, ge=0, alias="REGBOT_PLAYGROUND_PER_MIN",
+        description="Playground questions answered a minute in all (0: no limit): what a published playground "
+                    "may cost.")
+    ingest_file_timeout_s: float = Field(
+        120.0, ge=0, alias="REGBOT_INGEST_FILE_TIMEOUT_S",
+        description="Seconds `regbot ingest` may spend loading and parsing one file (0: no limit); a file that "
+                    "takes longer is skipped with 'took too long' in the report. Generous: the slowest bundled "
+                    "sample reads in well under a second.")
     answer_deadline_s: float = Field(60.0, alias="REGBOT_ANSWER_DEADLINE_S",
                                      description="Seconds a turn may take before it stops with a timeout message.")
     max_file_mb: float = Field(50.0, ge=0, alias="REGBOT_MAX_FILE_MB",

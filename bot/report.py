@@ -7,6 +7,7 @@ figures. The JSON keys are a contract (DESIGN.md §3): `turns`, `by_outcome`, `b
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections import Counter, defaultdict
@@ -29,6 +30,9 @@ TOP_THEMES = 12
 MAX_DISLIKED = 20
 _SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdw])\s*$")
 _UNIT_S = {"h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
+# Records older than ten years do not exist; a larger window overflows a timedelta or reaches before 1970.
+_MAX_SINCE_S = 3650 * 86400.0
+_MAX_SINCE_CHARS = 40
 
 
 class ReportWindowError(ValueError):
@@ -37,10 +41,13 @@ class ReportWindowError(ValueError):
 
 def parse_since(text: str) -> timedelta:
     """`7d`, `24h`, `2w` → a timedelta; raises ReportWindowError with what to write instead."""
-    match = _SINCE.match(text or "")
+    match = _SINCE.match((text or "")[:_MAX_SINCE_CHARS])
     if not match or float(match.group(1)) <= 0:
-        raise ReportWindowError(f"--since must be a duration such as 7d, 24h or 2w (got {text!r})")
-    return timedelta(seconds=float(match.group(1)) * _UNIT_S[match.group(2)])
+        raise ReportWindowError(f"--since must be a duration such as 7d, 24h or 2w (got {text[:_MAX_SINCE_CHARS]!r})")
+    seconds = float(match.group(1)) * _UNIT_S[match.group(2)]
+    if seconds > _MAX_SINCE_S:
+        raise ReportWindowError(f"--since can reach back at most {_MAX_SINCE_S // 86400:.0f}d (got {text!r})")
+    return timedelta(seconds=seconds)
 
 
 class ArticleCount(BaseModel):
@@ -186,8 +193,10 @@ async def load_report(store: RecordStore, *, window: timedelta, now: float, tz: 
                       changes: Sequence[DocumentChange] = (), recent_days: int = 90) -> Report:
     """Read the window's records from `store` and build the report (with the index's recent `changes`)."""
     since = now - window.total_seconds()
-    return build_report(await store.turns(since), await store.feedback(since), since=since, until=now, tz=tz,
-                        changes=changes, recent_days=recent_days)
+    turns, votes = await store.turns(since), await store.feedback(since)
+    # Off the event loop: grouping refusal themes grows with the square of the distinct nouns in the window.
+    return await asyncio.to_thread(build_report, turns, votes, since=since, until=now, tz=tz, changes=changes,
+                                   recent_days=recent_days)
 
 
 def report_json(report: Report) -> dict:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape as plain
+from rich.markup import escape
 from rich.table import Table
 
 from bot import report_labels as L
@@ -25,6 +26,15 @@ from bot.report import Report, ReportWindowError, load_report, parse_since, repo
 from bot.report_changes import changes_in_data_dir
 
 _DAY_S = 86400.0
+
+# C0 and C1 control characters but tab and newline: a kept question with ESC sequences must not drive the
+# operator's terminal (colours, cursor moves, a rewritten title).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """`text` as the terminal shows it: control characters removed, rich markup escaped."""
+    return escape(_CONTROL.sub("", text))
 
 
 def run_report(settings: Settings, *, since: str, as_json: bool, html_file: str | None, purge: bool,

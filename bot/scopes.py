@@ -1,10 +1,9 @@
-"""Which collections and audience a Slack or Teams place may search, from a YAML file (`REGBOT_SCOPES_FILE`).
+"""Which collections a Slack, Teams or playground place may search, from a YAML file (`REGBOT_SCOPES_FILE`).
 
 ```yaml
-defaults:             # everywhere no rule matches (omit: every collection)
+defaults:             # everywhere no rule matches (omit: an unmatched place may search nothing)
   collections: [company]
-  audience: employee
-direct:               # direct messages (Slack DM, Teams personal chat) when no `direct: true` rule matches
+direct:               # direct messages (Slack DM, Teams personal chat, the playground) with no matching rule
   collections: [company, hr]
 slack:
   - workspace: T0001                  # the whole workspace
@@ -12,24 +11,29 @@ slack:
   - workspace: T0001
     channel: C0FINANCE                # one channel: more specific, so it wins
     collections: [finance]
+  - workspace: T0001
+    channel: C0VISITORS
+    collections: []                   # an empty list: this channel may search nothing
 teams:
   - tenant: 0b1c-tenant
     team: "19:team@thread.tacv2"
     channel: "19:channel@thread.tacv2"
     collections: [finance]
-    audience: manager
   - tenant: 0b1c-tenant
     direct: true                      # personal chats in this tenant
     collections: [company]
 ```
 A rule matches when every place field it names equals the request's; a channel outweighs a team, which
 outweighs a workspace or tenant, and the first of equally specific rules wins. A rule that leaves out
-`collections` or `audience` takes it from `direct` (in a DM) or `defaults`. Without a file, every place may
-search everything.
+`collections` takes it from `direct` (in a DM) or `defaults`; where none of them names collections, the place
+may search nothing (the file fails closed). Teams places are read from the validated token's tenant, not the
+activity body. Without a file (`REGBOT_SCOPES_FILE` unset) every place may search everything, and `regbot serve`
+says so at start-up. (An `audience` key is no longer accepted: it never restricted anything.)
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import yaml
@@ -39,12 +43,17 @@ from adapters.base import ScopeRequest
 from rag.errors import ConfigError
 from rag.models import Scope
 
+logger = logging.getLogger(__name__)
+
+# The scope of a place that may search nothing: a collection name that ingest cannot create (`--collection`
+# takes a word), so every search, lookup and neighbour read filters every chunk out.
+NOTHING = Scope(collections=("\x00nothing",))
+
 
 class _ScopeValues(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     collections: tuple[str, ...] | None = None
-    audience: str | None = None
 
 
 class _SlackRule(_ScopeValues):
@@ -86,7 +95,7 @@ class ScopeRules(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    defaults: _ScopeValues = _ScopeValues()
+    defaults: _ScopeValues | None = None
     direct: _ScopeValues | None = None
     slack: tuple[_SlackRule, ...] = ()
     teams: tuple[_TeamsRule, ...] = ()
@@ -102,6 +111,7 @@ class ScopeResolver:
     def from_file(cls, path: Path | None) -> ScopeResolver:
         """Load `path`; None means no scopes file, so everything is allowed. A bad file raises ConfigError."""
         if path is None:
+            logger.warning("no scopes file (REGBOT_SCOPES_FILE is unset): every place may search every collection")
             return cls(None)
         try:
             raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
@@ -115,7 +125,7 @@ class ScopeResolver:
             raise ConfigError(f"the scopes file {path} is invalid: {exc}") from exc
 
     def resolve(self, request: ScopeRequest) -> Scope:
-        """The most specific matching rule, filled in from the DM default and the defaults."""
+        """The most specific matching rule, filled in from the DM default and the defaults; else NOTHING."""
         rules = self._rules
         if rules is None:
             return Scope()
@@ -131,9 +141,8 @@ class ScopeResolver:
             if specificity is not None and specificity > best_specificity:
                 best, best_specificity = rule, specificity
         layers = [best, rules.direct if request.is_direct else None, rules.defaults]
-        collections = next((layer.collections for layer in layers if layer and layer.collections is not None), ())
-        audience = next((layer.audience for layer in layers if layer and layer.audience is not None), "")
-        return Scope(collections=collections, audience=audience)
+        collections = next((layer.collections for layer in layers if layer and layer.collections is not None), None)
+        return Scope(collections=collections) if collections else NOTHING
 
 
-__all__ = ["ScopeResolver", "ScopeRules"]
+__all__ = ["NOTHING", "ScopeResolver", "ScopeRules"]

@@ -143,6 +143,7 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
     if settings.playground:
         from adapters.web import WebPlaygroundAdapter
         from adapters.web.page import example_questions
+        from adapters.web.session import PlaygroundBudget, PlaygroundSessions
 
         lookup = runtime.components.lookup
 
@@ -150,9 +151,12 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             result = lookup.lookup(reference, scope)  # the playground's scope, as for its answers
             return result.chunks if result.kind in ("article", "annex", "addenda") else ()
 
-        playground = WebPlaygroundAdapter(runtime.service, lookup_article=article_chunks,
-                                          public_hosts=settings.public_host_names,
-                                          examples=example_questions(indexed_articles(runtime.components)))
+        playground = WebPlaygroundAdapter(
+            runtime.service, lookup_article=article_chunks, public_hosts=settings.public_host_names,
+            examples=example_questions(indexed_articles(runtime.components)),
+            sessions=PlaygroundSessions(settings.session_secret.encode() or None),
+            budget=PlaygroundBudget(per_address_per_min=settings.playground_per_address_per_min,
+                                    total_per_min=settings.playground_per_min))
         playground.attach(app)
         runtime.adapters.append(playground)
 

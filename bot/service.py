@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import json
 import logging
 import math
@@ -37,6 +39,8 @@ from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scop
 from rag.text import normalize_text, question_problem
 
 logger = logging.getLogger(__name__)
+
+_UNSALTED_KEY = b"regbot-user-pseudonym"  # records off: see BotService._pseudonym
 
 _PLATFORMS = frozenset({"slack", "teams", "web", "cli"})
 # How often a turn waiting for a channel/workspace token hears its new place in line (Slack status edits).
@@ -130,6 +134,10 @@ class BotService:
         self._sleep = sleep
         self._log_content = log_content
         self._keep_questions = keep_questions
+        # Platform user ids never reach shared state raw: they are keyed by the records' salted HMAC. With
+        # records off there is no shared salt: a fixed key keeps replicas' buckets shared (pseudonymous, not
+        # secret: whoever reads Redis and knows an id can test it).
+        self._pseudonym_key: bytes | None = None
         self._rate_limiter = RateLimiter(store.buckets, self._limits)
         self._queue = AnswerQueue(
             max_active=self._limits.max_active_answers,
@@ -180,6 +188,7 @@ class BotService:
         """Count the vote and keep it; what was asked, answered and commented only with `keep_questions`."""
         kept = feedback if self._keep_questions else feedback.model_copy(
             update={"question": "", "answer": "", "comment": ""})
+        kept = kept.model_copy(update={"user": await self._pseudonym(feedback.user)})
         record = {"at": self._clock(), **kept.model_dump(mode="json")}
         self._metrics.observe_feedback(feedback.platform, feedback.rating)
         if self._recorder is not None:
@@ -218,7 +227,7 @@ class BotService:
             return
 
         rate = await self._rate_limiter.check(
-            user_key=self._user_bucket(turn),
+            user_key=await self._user_bucket(turn),
             channel_key=self._channel_bucket(turn),
             workspace_key=self._workspace_bucket(turn),
             now=self._clock(),
@@ -315,11 +324,25 @@ class BotService:
     def _input_problem(self, text: str) -> str:
         return question_problem(text, max_chars=self._limits.max_question_chars)
 
-    @staticmethod
-    def _user_bucket(turn: Turn) -> str:
+    async def _pseudonym(self, value: str) -> str:
+        """`value` (a platform user id) as the records' salted HMAC; "" stays ""."""
+        if not value:
+            return ""
+        if self._pseudonym_key is None:
+            salt = ""
+            if self._recorder is not None:
+                try:
+                    salt = await self._recorder.store.salt()
+                except Exception as exc:  # the records store is down: the fixed key meanwhile, never the raw id
+                    logger.warning("records salt unavailable (%s); user ids keyed without it", type(exc).__name__)
+                    return hmac.new(_UNSALTED_KEY, value.encode(), hashlib.sha256).hexdigest()[:16]
+            self._pseudonym_key = salt.encode() if salt else _UNSALTED_KEY
+        return hmac.new(self._pseudonym_key, value.encode(), hashlib.sha256).hexdigest()[:16]
+
+    async def _user_bucket(self, turn: Turn) -> str:
         platform, workspace = conversation_origin(turn.conversation_key)
         if turn.user:
-            return f"{platform}:{workspace}:{turn.user}"
+            return f"{platform}:{workspace}:{await self._pseudonym(turn.user)}"
         return f"conversation:{turn.conversation_key}" if turn.conversation_key else ""
 
     @staticmethod

@@ -8,9 +8,9 @@ import logging
 import sys
 from dataclasses import asdict, dataclass
 from typing import TextIO
-from urllib.parse import urlsplit, urlunsplit
 
 from bot.config import Settings
+from rag.llm.base import redact_url
 
 log = logging.getLogger("bot.startup")
 
@@ -51,17 +51,6 @@ def admin_switch(settings: Settings) -> Switch:
     if settings.admin_token:
         return Switch(True, "at /admin with `Authorization: Bearer` (REGBOT_ADMIN_TOKEN)")
     return Switch(False, "REGBOT_ADMIN_TOKEN is not set")
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password (`redis://:secret@host` → `redis://:***@host`)."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 @dataclass(frozen=True)

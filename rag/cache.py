@@ -1,7 +1,10 @@
 """Semantic answer cache: a repeated (or closely reworded) question gets the stored answer without retrieval or LLM.
 
-Entries are scoped by collection and audience and by the index version, so ingest invalidates them: a new
-version is a new namespace, and the old entries simply expire. A question matches a stored one when their
+Entries are scoped by collection and audience and by the index's identity (`ChunkStore.identity`: a random id
+written when the index was created, plus its version), so ingest invalidates them and a rebuilt data dir never
+meets an old entry: a new identity is a new namespace, and the old entries simply expire. An answer is stored
+under the identity read when its turn started, so one built from an index that changed meanwhile is never
+served as the new index's. A question matches a stored one when their
 normalised text is equal, or when their embeddings are at least `threshold` similar *and* they mention the same
 numbers ("입사 1년" and "입사 3년" embed almost alike but have different answers).
 
@@ -101,12 +104,13 @@ normalize_question = comparable_text
 class SemanticAnswerCache:
     """Looks answers up by normalised question, then by embedding similarity within the same scope and index."""
 
-    def __init__(self, backend: CacheBackend, *, index_version: Callable[[], int], embedder: Embedder | None = None,
-                 threshold: float = 0.97, ttl_s: float = 24 * 3600.0, max_similar_entries: int = 200) -> None:
+    def __init__(self, backend: CacheBackend, *, index_version: Callable[[], int | str],
+                 embedder: Embedder | None = None, threshold: float = 0.97, ttl_s: float = 24 * 3600.0,
+                 max_similar_entries: int = 200) -> None:
         """
         Args:
             backend: where entries live (the bot's state store, or `MemoryCacheBackend`).
-            index_version: the chunk store's version (`ChunkStore.version`); a new version empties the cache.
+            index_version: the index's identity (`ChunkStore.identity`); a new one empties the cache.
             embedder: query embedder for similar questions; None matches normalised text only.
             threshold: cosine similarity a reworded question needs (e5-small puts paraphrases at ~0.98 and
                 "연차" vs "병가" in the same sentence at ~0.95).
@@ -122,12 +126,16 @@ class SemanticAnswerCache:
         self.ttl_s = ttl_s
         self.max_similar_entries = max_similar_entries
 
-    async def lookup(self, question: str, scope: Scope) -> CacheMatch | None:
-        """The stored answer for this question (or a close rewording of it) in this scope, if any."""
+    def index_identity(self) -> str:
+        """The index's identity now; read it when a turn starts and pass it to `lookup` and `store`."""
+        return str(self.index_version())
+
+    async def lookup(self, question: str, scope: Scope, *, index: str | None = None) -> CacheMatch | None:
+        """The stored answer for this question (or a close rewording of it) in this scope and index, if any."""
         normalized = normalize_question(question)
         if not normalized:
             return None
-        namespace = self._namespace(scope)
+        namespace = self._namespace(scope, index)
         try:
             exact = await self._load(self._answer_key(namespace, normalized))
             if exact is not None:
@@ -147,12 +155,12 @@ class SemanticAnswerCache:
             return None
         return CacheMatch(answer=similar, similarity=round(best_similarity, 4)) if similar is not None else None
 
-    async def store(self, question: str, scope: Scope, answer: CachedAnswer) -> None:
-        """Keep a grounded, verified answer for questions asked without history."""
+    async def store(self, question: str, scope: Scope, answer: CachedAnswer, *, index: str | None = None) -> None:
+        """Keep a grounded, verified answer, under the index identity its turn started with (`index`)."""
         normalized = normalize_question(question)
         if not normalized:
             return
-        namespace = self._namespace(scope)
+        namespace = self._namespace(scope, index)
         key = self._answer_key(namespace, normalized)
         try:
             await self.backend.cache_set(key, answer.model_dump(mode="json"), self.ttl_s)
@@ -167,8 +175,9 @@ class SemanticAnswerCache:
         except RegbotError as exc:
             log.warning("answer cache store failed: %s", exc)
 
-    def _namespace(self, scope: Scope) -> str:
-        scope_text = f"{','.join(sorted(scope.collections))}|{scope.audience}|{self.index_version()}"
+    def _namespace(self, scope: Scope, index: str | None) -> str:
+        identity = self.index_identity() if index is None else index
+        scope_text = f"{','.join(sorted(scope.collections))}|{scope.audience}|{identity}"
         return hashlib.sha256(scope_text.encode()).hexdigest()[:16]
 
     @staticmethod

@@ -212,8 +212,10 @@ class AnswerPipeline:
         # is framed in the other language.
         cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None \
             and language == "ko"
+        # The index the turn starts on: its answer is stored under it even if an ingest lands meanwhile.
+        cache_index = self.stages.cache.index_identity() if cacheable and self.stages.cache else ""
         if cacheable:
-            match = await self._cache_lookup(question, turn.scope, trace)
+            match = await self._cache_lookup(question, turn.scope, trace, cache_index)
             if match is not None:
                 for event in self._replay(match, trace):
                     yield event
@@ -255,11 +257,11 @@ class AnswerPipeline:
                                                           grounded=bool(draft.citations)))
                 return
 
-        async for event in self._search(turn, understood, trace, cacheable=cacheable):
+        async for event in self._search(turn, understood, trace, cacheable=cacheable, cache_index=cache_index):
             yield event
 
     async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
-                      cacheable: bool) -> AsyncIterator[AnswerEvent]:
+                      cacheable: bool, cache_index: str = "") -> AsyncIterator[AnswerEvent]:
         enhanced, plan = understood.enhanced, understood.plan
         if understood.korean_query:
             trace.note(f"language: {understood.language} → {_short(understood.korean_query)}")
@@ -389,7 +391,7 @@ class AnswerPipeline:
                                     followups=followups, outcome=Outcome.HEDGED if hedged else None)
         if cacheable and not notes and citations:
             # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
-            await self._cache_store(enhanced.original, turn.scope, answer, trace)
+            await self._cache_store(enhanced.original, turn.scope, answer, trace, cache_index)
         yield AnswerEvent.done(answer)
 
     def _amendment_note(self, citations: tuple[Citation, ...], scope: Scope) -> str:
@@ -415,17 +417,17 @@ class AnswerPipeline:
             trace.note(f"evidence: {added} neighbour(s) added")
         return evidence
 
-    async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace) -> CacheMatch | None:
+    async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace, index: str) -> CacheMatch | None:
         assert self.stages.cache is not None
         try:
             with trace.stage("cache"):
                 async with asyncio.timeout(self.config.cache_timeout_s):
-                    return await self.stages.cache.lookup(question, scope)
+                    return await self.stages.cache.lookup(question, scope, index=index)
         except TimeoutError:
             log.warning("answer cache lookup took longer than %s s; answering without it", self.config.cache_timeout_s)
             return None
 
-    async def _cache_store(self, question: str, scope: Scope, answer: Answer, trace: TurnTrace) -> None:
+    async def _cache_store(self, question: str, scope: Scope, answer: Answer, trace: TurnTrace, index: str) -> None:
         assert self.stages.cache is not None
         retrieved_ids = tuple(h.chunk.chunk_id for h in answer.retrieved)
         entry = CachedAnswer(question=question, text=answer.text, citations=answer.citations,
@@ -433,7 +435,7 @@ class AnswerPipeline:
         try:
             with trace.stage("cache"):
                 async with asyncio.timeout(self.config.cache_timeout_s):
-                    await self.stages.cache.store(question, scope, entry)
+                    await self.stages.cache.store(question, scope, entry, index=index)
         except TimeoutError:
             log.warning("answer cache store took longer than %s s; skipped", self.config.cache_timeout_s)
 

@@ -14,14 +14,15 @@ ASKS_FIGURE = re.compile(r"몇|며칠|얼마|언제|까지|기간|기한|최대|
 # A question that can only be answered by a figure: how many, how much, how long.
 ASKS_AMOUNT = re.compile(r"며칠|얼마|몇")
 # A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
-FIGURE = re.compile(r"\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
-                    r"|[일이삼사오육칠팔구십백천만]+\s*원"
+FIGURE = re.compile(r"(?<!\d)\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
+                    r"|(?<![일이삼사오육칠팔구십백천만])[일이삼사오육칠팔구십백천만]+\s*원"
                     r"|다음\s*날|전날"  # a deadline stated by its day answers "언제까지" too
                     r"|매\s*(?:년|월|주|일|분기|학기|회계연도)")  # and a frequency by its period: "몇 년에 한 번"
 
 # A condition on a number: what a question sets ("1년 지나면", "3년 넘게", "6개월 안 됐는데") and what a provision
 # states ("1년 미만인", "3년 이상"); the last group tells "at least" from "less than".
-_NUMBER_WITH_UNIT = r"(\d+)\s*(년|개월|달|주|일|시간|명|세)"
+# `(?<!\d)`: a number is read from its first digit only (from every digit, a long run is quadratic).
+_NUMBER_WITH_UNIT = r"(?<!\d)(\d+)\s*(년|개월|달|주|일|시간|명|세)"
 ASKED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:차|째|간|이)?\s*"
                              r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
 STATED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")

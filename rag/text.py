@@ -41,7 +41,7 @@ def doc_key(name: str) -> str:
 _RULE_CODE = re.compile(
     r"^\s*(?:규정\s*(?:번호)?\s*:?\s*)?(?:제\s*)?(\d{1,4}(?:\s*-\s*\d{1,4}){1,3})(?:\s*호)?(?![\d-])")
 # The same number after a title, in brackets: "여비 규정(제3-1-24호)".
-_RULE_CODE_SUFFIX = re.compile(r"\s*[(\[]\s*(?:규정\s*)?(?:제\s*)?(\d{1,4}(?:-\d{1,4}){1,3})\s*호?\s*[)\]]\s*$")
+_RULE_CODE_SUFFIX = re.compile(r"(?<!\s)\s*+[(\[]\s*(?:규정\s*)?(?:제\s*)?(\d{1,4}(?:-\d{1,4}){1,3})\s*호?\s*[)\]]\s*$")
 
 
 def split_rule_code(text: str) -> tuple[str, str]:

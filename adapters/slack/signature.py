@@ -12,6 +12,9 @@ from collections.abc import Callable
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
+# Unix seconds have 10 digits until the year 2286; anything longer is not a time Slack sent.
+_MAX_TIMESTAMP_DIGITS = 12
+
 
 class _InjectedClock(Clock):
     def __init__(self, now: Callable[[], float]) -> None:
@@ -36,6 +39,8 @@ class SlackSignature:
         """True only for a well-formed, fresh, matching signature; never raises on what a stranger sends."""
         if not timestamp or not signature or not (timestamp.isascii() and timestamp.isdigit()):
             return False
+        if len(timestamp) > _MAX_TIMESTAMP_DIGITS:
+            return False  # 309+ digits overflow a float in the freshness check, 4301+ exceed int()'s limit
         if not signature.isascii():  # hmac.compare_digest refuses non-ASCII text
             return False
         try:

@@ -16,6 +16,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import uuid4
 
 from aiohttp import web
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapters.answered import RecentlyAnswered
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.teams import cards
 from adapters.teams.auth import TeamsAuth
 from adapters.teams.inbound import (
@@ -359,16 +361,21 @@ class TeamsAdapter:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Authenticate, validate and acknowledge one activity; answers follow in the background."""
+        if self._auth.mode == "anonymous":
+            refused = _anonymous_request_problem(request)
+            if refused is not None:
+                logger.info("Refused an anonymous Teams request: %s", refused[1])
+                return web.json_response({"error": refused[1]}, status=refused[0])
         identity = await self._auth.authenticate(request.headers.get("Authorization"))
         if identity is None:
             return web.json_response({"error": "unauthorized"}, status=401)
         try:
-            body = await request.json()
+            body = parse_json_body(await request.read())
         except web.HTTPRequestEntityTooLarge:
             return web.json_response({"error": "the activity is too large"}, status=413)
-        except (ValueError, UnicodeDecodeError):
-            return web.json_response({"error": "the body is not JSON"}, status=400)
-        problem = activity_problem(body)
+        except JsonBodyError as bad:
+            return web.json_response({"error": str(bad)}, status=400)
+        problem = activity_problem(body) or self._place_problem(body)
         if problem:
             logger.info("Rejected a Teams request: %s", problem)
             return web.json_response({"error": problem}, status=400)
@@ -381,11 +388,53 @@ class TeamsAdapter:
             return web.json_response(result.body, status=result.status_code, headers=result.headers)
         return web.Response(status=result.status_code, headers=result.headers)
 
+    def _place_problem(self, body: dict[str, Any]) -> str | None:
+        """What binds the activity to this deployment: Teams, our tenant, and (anonymous) a local emulator."""
+        if self._auth.mode == "anonymous":
+            if not _is_loopback_url(body.get("serviceUrl")):
+                return "anonymous mode answers only a local emulator (serviceUrl on 127.0.0.1 or localhost)"
+            return None
+        if body.get("channelId") != "msteams":
+            return "channelId must be msteams"
+        conversation = body.get("conversation") if isinstance(body.get("conversation"), dict) else {}
+        tenant = conversation.get("tenantId")
+        if self._auth.tenant_id and tenant is not None and str(tenant).lower() != self._auth.tenant_id.lower():
+            return "the activity is from another tenant"
+        if self._auth.tenant_id:
+            # Scopes read the tenant: the one the registration is bound to, never a body's claim of another.
+            conversation["tenantId"] = self._auth.tenant_id
+        return None
+
     async def _on_turn_error(self, context: TurnContext, error: Exception) -> None:
         # Replaces the SDK default, which sends the exception text to the user.
         logger.error("Teams turn failed: %s", type(error).__name__, exc_info=error)
         if context.activity.type == ActivityTypes.message:
             await _apologise(TurnContextSender(context))
+
+
+def _anonymous_request_problem(request: web.Request) -> tuple[int, str] | None:
+    """Anonymous mode is for a local emulator: a web page must not be able to drive it (a simple cross-site
+    `text/plain` POST needs no CORS preflight), so JSON only and no foreign Origin."""
+    if request.content_type != "application/json":
+        return 415, "send the activity as application/json"
+    origin = request.headers.get("Origin")
+    if origin is not None and not _is_loopback_url(origin):
+        return 403, "cross-site requests are not accepted"
+    return None
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _is_loopback_url(url: object) -> bool:
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and host in _LOOPBACK_NAMES
 
 
 __all__ = ["MESSAGES_ROUTE", "TeamsAdapter", "TeamsAgent", "TeamsRenderOptions"]

@@ -35,6 +35,7 @@ class TeamsAuth:
 
     def __init__(self, *, app_id: str, app_password: str, tenant_id: str, allow_anonymous: bool) -> None:
         self.mode: AuthMode
+        self.tenant_id = ""
         if app_id:
             if not app_password or not tenant_id:
                 raise ConfigError(
@@ -44,12 +45,14 @@ class TeamsAuth:
             if allow_anonymous:
                 logger.warning("TEAMS_ALLOW_ANONYMOUS is ignored because MICROSOFT_APP_ID is set")
             self.mode = "jwt"
+            self.tenant_id = tenant_id
             self._config = AgentAuthConfiguration(
                 auth_type=AuthTypes.client_secret,
                 client_id=app_id,
                 tenant_id=tenant_id,
                 client_secret=app_password,
                 anonymous_allowed=False,
+                validate_issuer=True,  # the SDK checks the issuer only when asked (Bot Connector or the tenant)
             )
         elif allow_anonymous:
             logger.warning("Teams accepts unauthenticated requests (TEAMS_ALLOW_ANONYMOUS); local use only")

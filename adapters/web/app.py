@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -32,6 +32,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.text import StreamSanitizer, neutralize_untrusted
 from adapters.web.article import article_view
 from adapters.web.events import SSE_CONTENT_TYPE, encode_event
@@ -45,6 +46,7 @@ from adapters.web.inbound import (
 )
 from adapters.web.page import STATIC_FILES, STATIC_PREFIX, page_config, render_page, static_text
 from adapters.web.records import AnsweredTurn, AnsweredTurns
+from adapters.web.session import PlaygroundBudget, PlaygroundSessions
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Chunk, Scope, Turn
 
@@ -90,6 +92,8 @@ class WebPlaygroundAdapter:
         remembered_answers: how many answers are kept per process for feedback to name.
         public_hosts: host names (no port) the page is served under (`REGBOT_PUBLIC_HOSTS`).
         examples: the page's example questions (drawn from what is indexed; default: the samples' ones).
+        sessions: the signed session cookie the user id comes from (a random key per process by default).
+        budget: questions a minute per client address and in all (by default 20 and 120).
     """
 
     def __init__(
@@ -100,11 +104,15 @@ class WebPlaygroundAdapter:
         remembered_answers: int = 2000,
         public_hosts: Sequence[str] = LOOPBACK_HOSTS,
         examples: Sequence[str] = (),
+        sessions: PlaygroundSessions | None = None,
+        budget: PlaygroundBudget | None = None,
     ) -> None:
         self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
         if not self._public_hosts:
             raise ValueError("public_hosts needs at least one host name (REGBOT_PUBLIC_HOSTS)")
         self._service = service
+        self._sessions = sessions or PlaygroundSessions()
+        self._budget = budget or PlaygroundBudget(per_address_per_min=20, total_per_min=120)
         self._lookup_article = lookup_article
         self._answered = AnsweredTurns(capacity=remembered_answers)
         api = {"ask": ASK_ROUTE, "feedback": FEEDBACK_ROUTE, "article": ARTICLE_ROUTE, "history": HISTORY_ROUTE}
@@ -130,7 +138,10 @@ class WebPlaygroundAdapter:
     # --- page -----------------------------------------------------------------
 
     async def index(self, request: web.Request) -> web.Response:
-        return web.Response(text=self._page, content_type="text/html", charset="utf-8", headers=_SECURITY_HEADERS)
+        response = web.Response(text=self._page, content_type="text/html", charset="utf-8",
+                                headers=_SECURITY_HEADERS)
+        self._sessions.attach(response, self._sessions.of(request))
+        return response
 
     async def static(self, request: web.Request) -> web.Response:
         name = request.path.rsplit("/", 1)[-1]
@@ -145,11 +156,12 @@ class WebPlaygroundAdapter:
             asked = await _read_json(request, AskRequest)
         except _BadRequest as bad:
             return _error(bad.status, bad.reason)
+        session = self._sessions.of(request)
         scope = await self._service.scope_for(ScopeRequest(platform="web", is_direct=True))
         turn = Turn(
             turn_id=uuid4().hex,
             text=asked.text,
-            user=asked.user_id,
+            user=session.user,  # the server's session, never the body's user_id
             conversation_key=conversation_key(asked.conversation_id),
             scope=scope,
         )
@@ -161,9 +173,18 @@ class WebPlaygroundAdapter:
                 TURN_HEADER: turn.turn_id,
             }
         )
+        self._sessions.attach(response, session)
         await response.prepare(request)
+        # Counted before any wait for the conversation's lock: a client that drops its cookie or changes
+        # address per request is still held to the address and playground budgets.
+        wait_s = self._budget.take(request.remote or "")
         try:
-            await self._stream(turn, response)
+            if wait_s:
+                logger.info("web turn %s: over the playground budget", turn.turn_id)
+                seconds = max(1, math.ceil(wait_s))
+                await response.write(encode_event(AnswerEvent.error(messages.RATE_LIMITED.format(seconds=seconds))))
+            else:
+                await self._stream(turn, response)
         except ConnectionResetError:
             # The tab was closed or reloaded mid-answer; closing the events ended the turn and freed its lock.
             logger.info("web turn %s: the browser left before the end of the answer", turn.turn_id)
@@ -191,7 +212,7 @@ class WebPlaygroundAdapter:
                     )
                     # Remembered before the page can show the 👍/👎 buttons of this answer.
                     self._answered.remember(turn.turn_id, AnsweredTurn(
-                        conversation_key=turn.conversation_key, question=turn.text,
+                        conversation_key=turn.conversation_key, user=turn.user, question=turn.text,
                         answer=event.answer.text, citations=event.answer.citations,
                     ))
                 await response.write(encode_event(event))
@@ -203,19 +224,21 @@ class WebPlaygroundAdapter:
         except _BadRequest as bad:
             return _error(bad.status, bad.reason)
         key = conversation_key(vote.conversation_id)
-        if not await self._service.claim_event(f"web:feedback:{vote.turn_id}:{vote.user_id}"):
-            return web.json_response({"recorded": False, "message": messages.FEEDBACK_THANKS})
+        session = self._sessions.of(request)
         answered = self._answered.get(vote.turn_id)
-        if answered is not None and answered.conversation_key != key:
-            answered = None  # a turn of another conversation: never attach its text to this vote
+        if answered is None or answered.conversation_key != key or answered.user != session.user:
+            # Only the session that asked may rate a turn (its id and conversation are no secret).
+            return _error(403, "only the session that asked may rate this answer")
+        if not await self._service.claim_event(f"web:feedback:{vote.turn_id}:{session.session_id}"):
+            return web.json_response({"recorded": False, "message": messages.FEEDBACK_THANKS})
         await self._service.record_feedback(Feedback(
             platform="web",
             conversation_key=key,
-            user=vote.user_id,
+            user=session.user,
             rating=vote.rating,
-            question=answered.question if answered else "",
-            answer=answered.answer if answered else "",
-            citations=answered.citations if answered else (),
+            question=answered.question,
+            answer=answered.answer,
+            citations=answered.citations,
             comment=vote.comment,
             turn_id=vote.turn_id,
         ))
@@ -289,8 +312,8 @@ async def _read_json(request: web.Request, model: type[Model]) -> Model:
     if len(body) > MAX_BODY_BYTES:
         raise _BadRequest(413, "the request body is too large")
     try:
-        return model.model_validate(json.loads(body))
-    except (ValueError, UnicodeDecodeError, ValidationError):
+        return model.model_validate(parse_json_body(body))
+    except (JsonBodyError, ValidationError):
         raise _BadRequest(400, f"the body does not match {model.__name__}") from None
 
 

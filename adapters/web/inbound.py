@@ -32,7 +32,7 @@ class AskRequest(BaseModel):
 
     question: Annotated[str, StringConstraints(max_length=MAX_QUESTION_CHARS)]
     conversation_id: BrowserId
-    user_id: BrowserId
+    user_id: BrowserId | None = None  # ignored: the user is the server-issued session (older pages send it)
 
     @property
     def text(self) -> str:
@@ -45,7 +45,7 @@ class FeedbackRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     conversation_id: BrowserId
-    user_id: BrowserId
+    user_id: BrowserId | None = None  # ignored, as in AskRequest
     turn_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
     rating: Literal["up", "down"]
     comment: Annotated[str, StringConstraints(max_length=2000)] = ""

@@ -14,6 +14,7 @@ class AnsweredTurn(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation_key: str
+    user: str = ""  # the session that asked: only it may rate the answer
     question: str
     answer: str
     citations: tuple[Citation, ...] = ()

@@ -16,6 +16,7 @@ from rag.knowledge.chunker import ArticleChunker
 from rag.knowledge.loaders import LoaderRegistry
 from rag.knowledge.parser import RegulationParser
 from rag.knowledge.store import ChunkStore, FileRecord
+from rag.knowledge.time_limit import FileTookTooLong, TimedFileReader
 from rag.knowledge.versions import (
     VersionRecord,
     article_texts,
@@ -118,7 +119,7 @@ class Ingestor:
     def __init__(self, store: ChunkStore, dense: DenseIndex | None, tokenizer: Tokenizer, *,
                  loaders: LoaderRegistry | None = None, parser: RegulationParser | None = None,
                  chunker: ArticleChunker | None = None, max_file_bytes: int | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, file_time_limit_s: float | None = None) -> None:
         if max_file_bytes is not None and max_file_bytes < 1:
             raise ValueError("max_file_bytes must be positive (None: no limit)")
         self.max_file_bytes = max_file_bytes
@@ -130,6 +131,9 @@ class Ingestor:
         self.parser = parser or RegulationParser()
         self.chunker = chunker or ArticleChunker()
         self.clock = clock  # epoch seconds: when a version was ingested, and which versions are in force today
+        # With a limit, each file is read in a child process killed at the deadline (a crafted file is skipped).
+        self._timed = TimedFileReader(self.loaders, self.parser, limit_s=file_time_limit_s) \
+            if file_time_limit_s else None
 
     def ingest(self, paths: Iterable[Path], *, collection: str = "default", prune: bool = False,
                progress: ProgressCallback | None = None,
@@ -170,8 +174,11 @@ class Ingestor:
         if previous is not None and previous.file_hash == digest:
             return FileOutcome(path=str(path), status="unchanged", doc=previous.doc, chunks=previous.chunk_count)
         try:
-            loaded = self.loaders.load(path)
-            parsed = self.parser.parse(loaded, fallback_name=path.stem)
+            if self._timed is not None:
+                loaded, parsed = self._timed.read(path)
+            else:
+                loaded = self.loaders.load(path)
+                parsed = self.parser.parse(loaded, fallback_name=path.stem)
             chunks = self.chunker.chunk(parsed, collection=collection, source_path=key)
             if not chunks:
                 raise IngestError(f"{path.name}: no text found")
@@ -188,6 +195,8 @@ class Ingestor:
             stale = old_ids - {c.chunk_id for c in chunks}
             if stale and self.dense is not None:
                 self.dense.delete(sorted(stale))
+        except FileTookTooLong as exc:
+            return FileOutcome(path=str(path), status="skipped", reason=str(exc).removeprefix(f"{path.name}: "))
         except IngestError as exc:
             log.info("ingest failed for %s: %s", path, exc)  # the report says it; a warning would say it twice
             return FileOutcome(path=str(path), status="failed", reason=str(exc))

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import closing
 from pathlib import Path
+from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,6 +79,8 @@ class ChunkStore:
         self.clock = clock
         with closing(self._connect()) as db, db:
             db.executescript(_SCHEMA)
+            # A random id born with the index: a rebuilt data dir restarts `version` at 1 but never this id.
+            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', ?)", (uuid4().hex,))
         self._backfill_versions()
 
     def _connect(self) -> sqlite3.Connection:
@@ -154,6 +157,12 @@ class ChunkStore:
         with closing(self._connect()) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         return int(row[0]) if row else 0
+
+    def identity(self) -> str:
+        """`<index id>:<version>`: what answer caches are keyed on, unique across rebuilt data dirs."""
+        with closing(self._connect()) as db:
+            rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('index_id', 'version')").fetchall())
+        return f"{rows.get('index_id', '')}:{rows.get('version', '0')}"
 
     @staticmethod
     def _bump_version(db: sqlite3.Connection) -> None:

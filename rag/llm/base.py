@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,6 +99,17 @@ class LlmResponse(BaseModel):
     tool_calls: tuple[ToolCall, ...] = ()  # calls the model made instead of (or after) text
 
 
+def redact_url(url: str) -> str:
+    """The URL without its password (`redis://:secret@host` → `redis://:***@host`), for logs and start-up lines."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 class LlmRequestFailed(LlmUnavailable):
     """A provider call failed. `retryable` is True for rate limits, overload, 5xx, timeouts and
     connection errors; `retry_after_s` is the server's hint, when it gave one; `hung` is True when
@@ -111,8 +123,12 @@ class LlmRequestFailed(LlmUnavailable):
         status_code: int | None = None,
         retry_after_s: float | None = None,
         hung: bool = False,
+        detail: str = "",
     ) -> None:
         super().__init__(reason)
+        # What the provider's error body said: read to choose a fallback, never part of the logged message
+        # (a provider may echo the prompt, a key or an internal address back).
+        self.detail = detail
         self.retryable = retryable
         self.status_code = status_code
         self.retry_after_s = retry_after_s

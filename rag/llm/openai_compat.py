@@ -29,6 +29,7 @@ from rag.llm.base import (
     ToolCall,
     is_retryable_status,
     parse_retry_after,
+    redact_url,
     require_json_object,
 )
 
@@ -76,6 +77,7 @@ class OpenAICompatibleProvider:
         if not fast_model:
             raise ConfigError("REGBOT_OPENAI_MODEL is required when REGBOT_LLM=openai")
         self._url = base_url.rstrip("/") + "/chat/completions"
+        self._shown_url = redact_url(self._url)  # what logs name: no password of a base URL with credentials
         self._models = {"fast": fast_model, "strong": strong_model or fast_model}
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._json_mode: JsonMode = json_mode
@@ -98,7 +100,7 @@ class OpenAICompatibleProvider:
                 fallback = _next_json_mode(mode, error) if request.json_schema is not None else None
                 if fallback is None:
                     raise
-                logger.warning("%s rejected JSON mode %s; using %s", self._url, mode, fallback)
+                logger.warning("%s rejected JSON mode %s; using %s", self._shown_url, mode, fallback)
                 self._json_mode = fallback
         try:
             message = body["choices"][0]["message"]
@@ -167,7 +169,7 @@ class OpenAICompatibleProvider:
                 fallback = _next_json_mode(mode, error) if request.json_schema is not None else None
                 if fallback is None:
                     raise
-                logger.warning("%s rejected JSON mode %s; using %s", self._url, mode, fallback)
+                logger.warning("%s rejected JSON mode %s; using %s", self._shown_url, mode, fallback)
                 self._json_mode = fallback
                 continue
             break
@@ -351,7 +353,7 @@ def _next_json_mode(mode: JsonMode, error: LlmRequestFailed) -> JsonMode | None:
     """The next JSON mode after a 400/422 that names the feature (not a prompt that is too long); None to give up."""
     if error.status_code not in (400, 422):
         return None
-    reason = str(error).lower()
+    reason = error.detail.lower()
     if mode == "tool" and any(word in reason for word in ("tool", "function")):
         return "json_schema"
     if mode == "json_schema" and ("response_format" in reason or "json_schema" in reason):
@@ -360,10 +362,12 @@ def _next_json_mode(mode: JsonMode, error: LlmRequestFailed) -> JsonMode | None:
 
 
 def _status_failed(response: httpx2.Response) -> LlmRequestFailed:
-    # The body of an error names its cause (model missing, unsupported response_format …).
+    # The body of an error names its cause (model missing, unsupported response_format …): kept on the error
+    # for the JSON-mode fallback, out of its message, which is logged.
     detail = response.text[:300].replace("\n", " ")
     return LlmRequestFailed(
-        f"the OpenAI-compatible server answered {response.status_code}: {detail}",
+        f"the OpenAI-compatible server answered {response.status_code}",
+        detail=detail,
         retryable=is_retryable_status(response.status_code),
         status_code=response.status_code,
         retry_after_s=parse_retry_after(response.headers),

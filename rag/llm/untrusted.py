@@ -37,7 +37,7 @@ _CLOSE = rf"(?:[{re.escape(_CLOSERS)}]|&gt;|&#0*62;|&#x0*3e;)"
 _DELIMITER_LIKE = re.compile(rf"{_OPEN}\s*[/／⁄∕\\]?\s*({_TAG_NAMES})\s*{_CLOSE}?", re.IGNORECASE)
 # Role labels at a line start ("시스템:", "Assistant:") read to a model like a new turn.
 _ROLE_LABEL = re.compile(
-    r"(?im)^(\s*)(시스템|system|assistant|user|human|사용자|어시스턴트|developer|개발자)(\s*[:：])"
+    r"(?im)^([^\S\n]*)(시스템|system|assistant|user|human|사용자|어시스턴트|developer|개발자)(\s*[:：])"
 )
 
 _INSTRUCTION_PATTERNS = [
@@ -45,7 +45,7 @@ _INSTRUCTION_PATTERNS = [
     r"(무시|잊)\w*\s*(하고|해|하세요|하라|하십시오)",
     r"ignore\s+(all|any|the|previous|prior|above|earlier)\b",
     r"disregard\s+(all|any|the|previous|prior|above)\b",
-    r"(^|\n)\s*(시스템|system|assistant|어시스턴트|developer)\s*[:：]",
+    r"(^|\n)[^\S\n]*(시스템|system|assistant|어시스턴트|developer)\s*[:：]",  # one line: linear
     r"(시스템|system)\s*(프롬프트|prompt|메시지|message)",
     r"(프롬프트|prompt|지시문|system\s*message|시스템\s*설정)[^.\n]{0,20}(알려|보여|출력|공개|reveal|print|show)",
     r"(reveal|print|show|repeat)\s+(your|the)\s+(system|prompt|instructions)",

@@ -41,7 +41,7 @@ class DocumentNames:
         by_key = {doc_key(d): d for d in self.documents}
         self.keys: dict[str, str] = dict(by_key)
         for doc in self.documents:  # "근로기준법(예시)" answers to "근로기준법" unless a document has that name
-            bare = re.sub(r"\s*[(（][^)）]*[)）]\s*$", "", doc)
+            bare = re.sub(r"(?<!\s)\s*+[(（][^()（）]*[)）]\s*$", "", doc)
             if bare != doc and doc_key(bare):
                 self.keys.setdefault(doc_key(bare), doc)
         for stem, doc in (file_stems or {}).items():

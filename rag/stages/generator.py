@@ -104,7 +104,7 @@ _MARKER_LIST = re.compile(r"\[(\d+(?:\s*,\s*\d+)+)\]")
 _LOOSE_FOLLOWUP_HEADING = re.compile(r"\n[ \t*#]*<?후속\s?질문>?[ \t*:]*\n")
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s*")
 # Amendment notes inside an article (<개정 2020. 1. 1.>, <신설 …>): history, not content to quote.
-_AMENDMENT_NOTE = re.compile(r"\s*<(개정|신설)[^>]*>")
+_AMENDMENT_NOTE = re.compile(r"(?<!\s)\s*+<(개정|신설)[^<>]*>")  # from a blank run's start: linear
 
 
 class GenerationInput(BaseModel):
@@ -413,7 +413,7 @@ _FIGURE_LEAD_DEPTH = 6
 _BORROWED_WEIGHT = 0.3
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
-_DEFINITION = re.compile(r"(이)?란\s.*(말한다|뜻한다)")
+_DEFINITION = re.compile(r"(이)?란\s.{0,400}?(말한다|뜻한다)")  # bounded: `.*` rescanned the line per 란
 # "중간정산 사유", "기재사항", "어떤 경우에": the question asks for what a list holds; the sentence that announces
 # the list, read with its first items, answers it.
 _ASKS_LIST = re.compile(r"사유|사항|요건|종류|어떤\s*경우|무슨\s*경우|뭐뭐|무엇무엇")
@@ -421,7 +421,7 @@ _ASKS_LIST = re.compile(r"사유|사항|요건|종류|어떤\s*경우|무슨\s*�
 _ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|초과")
 _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
 # The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".
-_PROVISO = re.compile(r"(?:^|\s+)다만,\s*(.+?다\.)")
+_PROVISO = re.compile(r"(?:^|(?<!\s)\s+)다만,\s*(.{1,500}?다\.)")  # bounded and from a blank run's start
 _ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
 # "…한다." ends a sentence; "다." opening a line is the third item of a 목 list (가. 나. 다.), not an ending.
 _SENTENCE_END = re.compile(r"(?<=\S다\.)\s+|\n+")

@@ -55,7 +55,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(똑똑|잘\s*(한다|하네|하는구나|했어)|최고(야|다|네|예요|에요)(?![가-힣])|훌륭하|대단하|짱(이야|이네|이다)?(?![가-힣])"
         r"|유용(하|했)|good\s*job|nice\b)", re.I)),
     ("complaint", re.compile(
-        r"((답|답변|대답|알려\s*준\s*(거|게|것)|말한\s*(거|게|것))\S*\s*(이|가|은|는)?\s*(틀렸|틀린|이상|별로|엉터리|잘못|엉뚱)"
+        r"((답|답변|대답|알려\s*준\s*(거|게|것)|말한\s*(거|게|것))\S{0,20}\s*(이|가|은|는)?\s*(틀렸|틀린|이상|별로|엉터리|잘못|엉뚱)"
         r"\S*\s*[?？]?"
         r"|도움이\s*(안|하나도\s*안|별로\s*안)\s*(됐|돼|되)|별로(야|네|예요|에요|다)(?![가-힣])|쓸모\s*없)")),
     # A message that only checks the bot is there.
@@ -79,7 +79,7 @@ _REACTION_WORDS = frozenset({
 })
 _NOISE = re.compile(r"[ㄱ-ㅣ\s~!?.,…^_\-—·'\"()\[\]]+|[\U0001F000-\U0001FFFF\u2600-\u27BF\uFE0F]")
 # Rule codes and numbered references ("3-1-24", "2.3.1", "제5조"): never small talk.
-_RULE_CODE = re.compile(r"\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")
+_RULE_CODE = re.compile(r"(?<!\d)\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")  # from a number's first digit
 
 
 class ChangeQuestion(Protocol):

@@ -90,7 +90,7 @@ async def play_turns(server: RunningServer, slack_api: FakeSlackApi, connector: 
 class TestRecordsThroughTheRealServer:
     async def test_each_platform_turn_and_vote_is_recorded_without_its_text(
             self, server: RunningServer, slack_api: FakeSlackApi, bot_connector: FakeBotConnector):
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
             web_turns = await play_turns(server, slack_api, bot_connector, http)
 
         reader = await records_of(server, 5)
@@ -119,7 +119,7 @@ class TestReportAndAdminAgree:
     async def test_cli_json_and_admin_page_show_the_same_figures(
             self, server: RunningServer, slack_api: FakeSlackApi, bot_connector: FakeBotConnector,
             monkeypatch, capsys):
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
             await play_turns(server, slack_api, bot_connector, http)
             await records_of(server, 5)
             await wait_until(lambda: server.runtime.recorder.written >= 8)
@@ -154,7 +154,7 @@ class TestReportAndAdminAgree:
         assert 'data-label="요금" data-value="2"' in page
 
     async def test_admin_needs_the_token(self, server: RunningServer):
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
             async with http.get(server.url + "/admin") as missing:
                 assert missing.status == 401
                 assert missing.headers["WWW-Authenticate"].startswith("Bearer")
@@ -167,7 +167,7 @@ class TestReportAndAdminAgree:
 
     async def test_admin_answers_only_under_the_public_host_names(self, server: RunningServer):
         token = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
             async with http.get(server.url + "/admin", headers={**token, "Host": "attacker.example"}) as rebound:
                 assert rebound.status == 403
             async with http.get(server.url + "/admin",
@@ -176,6 +176,6 @@ class TestReportAndAdminAgree:
 
     async def test_admin_is_absent_without_a_token(self, start_regbot: StartServer):
         plain = await start_regbot(REGBOT_PLAYGROUND="true")
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
             async with http.get(plain.url + "/admin", headers={"Authorization": "Bearer "}) as response:
                 assert response.status == 404

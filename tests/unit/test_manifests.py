@@ -237,3 +237,24 @@ class TestDockerfile:
     def test_build_context_leaves_out_the_virtualenv_git_and_secrets(self):
         ignored = (REPO_ROOT / ".dockerignore").read_text(encoding="utf-8").split()
         assert {".venv", ".git", ".env", "tests"} <= set(ignored)
+
+
+class TestStatePrivacy:
+    """Issue 28: eviction must never drop dedupe claims, and only regbot reaches its state and vector stores."""
+
+    def test_redis_never_evicts_in_compose_or_kubernetes(self, k8s, compose):
+        k8s_args = k8s[("StatefulSet", "regbot-redis")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        compose_args = compose["services"]["redis"]["command"]
+
+        for args in (k8s_args, compose_args):
+            assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
+
+    def test_only_regbot_pods_reach_redis_and_chroma(self, k8s, deployment):
+        pods = deployment["spec"]["template"]["metadata"]["labels"]
+        for name, port in (("regbot-redis", 6379), ("regbot-chroma", 8000)):
+            policy = k8s[("NetworkPolicy", f"{name}-ingress")]["spec"]
+            selected = k8s[("StatefulSet", name)]["spec"]["template"]["metadata"]["labels"]
+            [rule] = policy["ingress"]
+            assert policy["podSelector"]["matchLabels"].items() <= selected.items()
+            assert all(peer["podSelector"]["matchLabels"].items() <= pods.items() for peer in rule["from"])
+            assert [p["port"] for p in rule["ports"]] == [port]

@@ -34,7 +34,8 @@ _PAGE_NUMBER = re.compile(
     r"^(?:[-–—(\[]\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*[-–—)\]])?$|^\d{1,4}\s*/\s*\d{1,4}$", re.I
 )
 # Table-of-contents entries ("제1조(목적) ······ 3") would repeat every article header.
-_TOC_ENTRY = re.compile(r"(?:[.·…‥ㆍ・]\s?){4,}\s*\d{1,4}$")
+# Leaders start only at the first dot of a run: started at every dot, a long run was scanned once per dot.
+_TOC_ENTRY = re.compile(r"(?<![.·…‥ㆍ・])(?<![.·…‥ㆍ・]\s)(?:[.·…‥ㆍ・]\s?){4,}\s*\d{1,4}$")
 # A line at least this share of the page's widest line is "full", i.e. the PDF may have wrapped it.
 _FULL_LINE_SHARE = 0.8
 # A line is also wrapped when the next line's first word would not have fitted (widths are estimates).

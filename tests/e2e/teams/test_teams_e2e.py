@@ -260,7 +260,7 @@ class TestFailures:
         no_service_url = personal_message("연차?", service_url="", activity_id="bad-3")
 
         for body in (no_type, bad_conversation, no_service_url, [1, 2], "{not json"):
-            status, _ = await teams_server.post(body)
+            status, _ = await teams_server.post(body, headers={"Content-Type": "application/json"})
             assert status == 400, body
 
         assert await teams_server.get("/healthz") == 200

@@ -143,7 +143,7 @@ class TestRealServerFailures:
         del no_type["type"]
 
         assert (await regbot_teams.post(no_type))[0] == 400
-        assert (await regbot_teams.post("{not json"))[0] == 400
+        assert (await regbot_teams.post("{not json"))[0] == 415  # anonymous mode takes JSON only
         async with regbot_teams.session.get(regbot_teams.server.url + "/healthz") as response:
             assert response.status == 200
         final = await regbot_teams.ask("연차휴가는 며칠이야?", "msg-1")

@@ -98,3 +98,29 @@ class TestStreamSanitizer:
         sanitizer = StreamSanitizer()
 
         assert sanitizer.feed("a < b\n다음 줄") == "a &lt; b\n다음 줄"
+
+
+class TestLinksTheFirstPatternMissed:
+    """Issue 28: a title, deeper parentheses and reference-style links no longer carry a script link."""
+
+    @pytest.mark.parametrize("text", [
+        '[x](javascript:alert(1) "t")',
+        "[x](javascript:a((b)))",
+        "[x]( <data:text/html,hi> 'title')",
+    ])
+    def test_inline_links_to_unsafe_schemes_are_broken(self, text: str) -> None:
+        shown = neutralize_untrusted(text)
+
+        assert "](" not in shown
+        assert "x" in shown
+
+    def test_reference_definitions_to_unsafe_schemes_are_broken(self) -> None:
+        shown = neutralize_untrusted("[누르세요][1]\n\n[1]: javascript:alert(1)\n  [2]: <vbscript:x>")
+
+        assert "[1]:" not in shown and "[2]:" not in shown
+        assert "누르세요" in shown
+
+    @pytest.mark.parametrize("text", ["[규정](https://example.com/a_(b))", "[메일](mailto:hr@example.com)",
+                                      "[1]: https://example.com/rules"])
+    def test_safe_links_are_kept(self, text: str) -> None:
+        assert neutralize_untrusted(text) == text

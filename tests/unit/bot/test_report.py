@@ -152,3 +152,37 @@ def test_percentile_is_nearest_rank():
     assert percentile([], 0.5) is None
     assert percentile([5.0], 0.95) == 5.0
     assert percentile(list(range(1, 21)), 0.95) == 19
+
+
+async def test_the_report_is_built_off_the_event_loop(tmp_path, monkeypatch) -> None:
+    """/admin awaits `load_report`: theme grouping is quadratic in distinct nouns and must not stall answers."""
+    import threading
+    from datetime import timedelta
+
+    import bot.report as report_module
+    from bot.records import SqliteRecordStore
+
+    built_on: list[int] = []
+    real = report_module.build_report
+
+    def recording(*args, **kwargs):
+        built_on.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(report_module, "build_report", recording)
+
+    report = await report_module.load_report(SqliteRecordStore(tmp_path / "records.sqlite"),
+                                             window=timedelta(days=7), now=1_700_000_000.0)
+
+    assert report.turns == 0
+    assert built_on and built_on[0] != threading.get_ident()
+
+
+def test_kept_questions_reach_the_terminal_without_control_sequences() -> None:
+    from bot.report_cli import plain
+
+    shown = plain("\x1b]0;owned\x07연차 \x1b[2J며칠\x9b31m? [bold]")
+
+    assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
+    assert "연차" in shown and "며칠" in shown
+    assert "\\[bold]" in shown  # rich markup stays text

@@ -3,14 +3,13 @@ from __future__ import annotations
 import pytest
 
 from adapters.base import ScopeRequest
-from bot.scopes import ScopeResolver
+from bot.scopes import NOTHING, ScopeResolver
 from rag.errors import ConfigError
 from rag.models import Scope
 
 SCOPES_YAML = """
 defaults:
   collections: [company]
-  audience: employee
 direct:
   collections: [company, hr]
 slack:
@@ -21,10 +20,9 @@ slack:
   - workspace: T01
     channel: C-EXEC
     collections: [board]
-    audience: executive
   - workspace: T01
     direct: true
-    audience: hr-self
+    collections: [hr]
 teams:
   - tenant: tenant-1
     collections: [company]
@@ -57,26 +55,18 @@ class TestScopeResolver:
     def test_without_a_file_everything_is_allowed(self):
         assert ScopeResolver.from_file(None).resolve(slack(workspace="T01")) == Scope()
 
-    def test_workspace_rule_keeps_the_default_audience(self, resolver):
-        assert resolver.resolve(slack(workspace="T01", channel="C-GENERAL")) == Scope(
-            collections=("company", "hr"), audience="employee"
-        )
+    def test_workspace_rule_applies_to_its_channels(self, resolver):
+        assert resolver.resolve(slack(workspace="T01", channel="C-GENERAL")) == Scope(collections=("company", "hr"))
 
     def test_channel_rule_beats_the_workspace_rule(self, resolver):
         assert resolver.resolve(slack(workspace="T01", channel="C-FIN")).collections == ("finance",)
-        assert resolver.resolve(slack(workspace="T01", channel="C-EXEC")) == Scope(
-            collections=("board",), audience="executive"
-        )
+        assert resolver.resolve(slack(workspace="T01", channel="C-EXEC")) == Scope(collections=("board",))
 
     def test_unknown_workspace_gets_the_defaults(self, resolver):
-        assert resolver.resolve(slack(workspace="T99", channel="C1")) == Scope(
-            collections=("company",), audience="employee"
-        )
+        assert resolver.resolve(slack(workspace="T99", channel="C1")) == Scope(collections=("company",))
 
-    def test_dm_rule_is_filled_in_from_the_dm_default(self, resolver):
-        assert resolver.resolve(slack(workspace="T01", is_direct=True)) == Scope(
-            collections=("company", "hr"), audience="hr-self"
-        )
+    def test_dm_rule_wins_over_the_dm_default(self, resolver):
+        assert resolver.resolve(slack(workspace="T01", is_direct=True)) == Scope(collections=("hr",))
         assert resolver.resolve(teams(workspace="tenant-1", is_direct=True)).collections == ("company", "hr")
 
     def test_teams_channel_beats_team_beats_tenant(self, resolver):
@@ -88,6 +78,49 @@ class TestScopeResolver:
 
     def test_web_requests_get_the_defaults(self, resolver):
         assert resolver.resolve(ScopeRequest(platform="web")).collections == ("company",)
+        assert resolver.resolve(ScopeRequest(platform="web", is_direct=True)).collections == ("company", "hr")
+
+
+def resolver_of(tmp_path, text: str) -> ScopeResolver:
+    path = tmp_path / "scopes.yaml"
+    path.write_text(text, encoding="utf-8")
+    return ScopeResolver.from_file(path)
+
+
+class TestScopesFailClosed:
+    def test_an_empty_collections_list_allows_nothing(self, tmp_path):
+        resolver = resolver_of(tmp_path, "defaults:\n  collections: []\n")
+
+        assert resolver.resolve(ScopeRequest(platform="web", is_direct=True)) == NOTHING
+        assert resolver.resolve(slack(workspace="T01")) == NOTHING
+
+    def test_an_empty_rule_beats_the_defaults(self, tmp_path):
+        resolver = resolver_of(tmp_path, "defaults:\n  collections: [company]\nslack:\n"
+                                         "  - channel: C-GUESTS\n    collections: []\n")
+
+        assert resolver.resolve(slack(channel="C-GUESTS")) == NOTHING
+        assert resolver.resolve(slack(channel="C-OTHER")).collections == ("company",)
+
+    def test_a_file_without_defaults_gives_an_unmatched_place_nothing(self, tmp_path):
+        resolver = resolver_of(tmp_path, "slack:\n  - workspace: T01\n    collections: [hr]\n")
+
+        assert resolver.resolve(slack(workspace="T01")).collections == ("hr",)
+        assert resolver.resolve(slack(workspace="T02")) == NOTHING
+        assert resolver.resolve(ScopeRequest(platform="web", is_direct=True)) == NOTHING
+        assert resolver.resolve(teams(workspace="tenant-1")) == NOTHING
+
+    def test_an_empty_file_allows_nothing(self, tmp_path):
+        assert resolver_of(tmp_path, "").resolve(ScopeRequest(platform="web")) == NOTHING
+
+    def test_without_a_file_start_up_says_everything_is_visible(self, caplog):
+        with caplog.at_level("WARNING", logger="bot.scopes"):
+            ScopeResolver.from_file(None)
+
+        assert "every collection" in caplog.text
+
+    def test_audience_is_refused_as_it_restricts_nothing(self, tmp_path):
+        with pytest.raises(ConfigError, match="audience"):
+            resolver_of(tmp_path, "defaults:\n  collections: [company]\n  audience: employee\n")
 
     def test_missing_file_is_a_config_error_naming_it(self, tmp_path):
         with pytest.raises(ConfigError, match=r"nowhere\.yaml"):

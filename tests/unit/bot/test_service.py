@@ -332,3 +332,17 @@ async def test_invalid_turn_is_counted_as_invalid(make_service, metrics: Metrics
     events = await collect(make_service(), make_turn(""))
     assert [e.text for e in events] == [messages.EMPTY_QUESTION]
     assert metrics.value("regbot_requests_total", {"platform": "slack", "outcome": "invalid"}) == 1
+
+
+async def test_no_raw_user_id_reaches_rate_buckets_or_the_feedback_log(make_service, store) -> None:
+    from adapters.base import Feedback
+
+    service = make_service(user_burst=5)
+    await collect(service, make_turn("연차 며칠이야?", user="U0RAWID123"))
+    await service.record_feedback(Feedback(platform="slack", conversation_key=THREAD, user="U0RAWID123",
+                                           rating="up"))
+
+    bucket_keys = " ".join(store.buckets._buckets)
+    logged = " ".join(await store.feedback.recent())
+    assert bucket_keys and "U0RAWID123" not in bucket_keys
+    assert logged and "U0RAWID123" not in logged

@@ -113,3 +113,40 @@ async def test_the_memory_backend_drops_the_least_recently_used_entry():
     await backend.cache_get("a")
     await backend.cache_set("c", 3, 60)
     assert [await backend.cache_get(k) for k in "abc"] == [1, None, 3]
+
+
+async def test_an_answer_is_stored_under_the_index_its_turn_started_on(version):
+    cache = make_cache(version, {LEAVE: 0.0})
+    started_on = cache.index_identity()
+    version["value"] = 4  # an ingest lands while the turn is answered from the old index
+
+    await cache.store(LEAVE, Scope(), answer(text="3개월"), index=started_on)
+
+    assert await cache.lookup(LEAVE, Scope()) is None
+    assert (await cache.lookup(LEAVE, Scope(), index=started_on)).answer.text == "3개월"
+
+
+async def test_a_rebuilt_data_dir_never_serves_an_old_answer(tmp_path):
+    from rag.knowledge.store import ChunkStore, FileRecord
+    from tests.unit.rag.test_pipeline import make_chunk
+
+    def build(text: str) -> ChunkStore:
+        store = ChunkStore(tmp_path / "data" / "index.sqlite")
+        record = FileRecord(path="/rules/취업규칙.md", collection="default", doc="취업규칙", file_hash=text,
+                            chunk_count=1)
+        store.replace_file(record, [make_chunk(text=text)], [[text]])
+        return store
+
+    backend = MemoryCacheBackend()  # outlives the data dir, as Redis does
+    old = build("수습기간은 3개월로 한다.")
+    cache = SemanticAnswerCache(backend, index_version=old.identity)
+    await cache.store(LEAVE, Scope(), answer(text="수습기간은 3개월이에요."))
+    (tmp_path / "data" / "index.sqlite").unlink()
+    for leftover in (tmp_path / "data").iterdir():
+        leftover.unlink()
+
+    new = build("수습기간은 6개월로 한다.")  # the same version number as the old index
+    rebuilt = SemanticAnswerCache(backend, index_version=new.identity)
+
+    assert new.version() == old.version() == 1
+    assert await rebuilt.lookup(LEAVE, Scope()) is None

@@ -120,6 +120,13 @@ class TestReadQuestion:
         assert question is not None
         assert (question.text, question.lookup_command) == ("3년 차는?", False)
 
+    def test_deeply_nested_button_value_is_not_a_question(self) -> None:
+        conversation = {"id": f"{CHANNEL};messageid=5", "conversationType": "channel", "tenantId": TENANT}
+        body = followup_press("3년 차는?", service_url=SERVICE_URL, activity_id="10", conversation=conversation)
+        body["value"] = "[" * 5000  # json.loads would raise RecursionError
+
+        assert read_question(activity(body)) is None
+
     def test_decomposed_hangul_and_html_entities_are_normalised(self) -> None:
         text = unicodedata.normalize("NFD", "출장비 &amp; 일비")
         question = read_question(activity(personal_message(text, service_url=SERVICE_URL, activity_id="1")))
@@ -164,6 +171,14 @@ class TestReadFeedback:
         feedback = read_feedback(activity(body))
 
         assert feedback is not None and (feedback.rating, feedback.comment) == ("up", "")
+
+    def test_deeply_nested_feedback_text_is_kept_as_text(self) -> None:
+        body = feedback_invoke("dislike", service_url=SERVICE_URL, activity_id="i", reply_to_id="m-3")
+        body["value"]["actionValue"]["feedback"] = "[" * 5000
+
+        feedback = read_feedback(activity(body))
+
+        assert feedback is not None and feedback.comment == "[" * 5000
 
     def test_other_submit_actions_are_not_feedback(self) -> None:
         body = feedback_invoke("like", service_url=SERVICE_URL, activity_id="i", reply_to_id="m-3")

@@ -81,7 +81,7 @@ def service() -> FakeTurnService:
 @pytest.fixture
 async def playground(service: FakeTurnService) -> AsyncIterator[Playground]:
     server, articles = await start_playground(service)
-    async with aiohttp.ClientSession() as session:
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
         yield Playground(str(server.make_url("")).rstrip("/"), session, service, articles)
     await server.close()
 
@@ -147,7 +147,7 @@ class TestAsk:
 
         turn = playground.service.turns[0]
         assert turn.conversation_key == f"web:{CONVERSATION}"
-        assert turn.user == USER
+        assert turn.user.startswith("session-") and USER not in turn.user  # the server's session, not the body
         assert turn.text == "  연차 며칠이야?  "
         assert turn.scope == PLAYGROUND_SCOPE
         assert playground.service.scope_requests[0].platform == "web"
@@ -215,7 +215,8 @@ class TestFeedback:
         assert status == 200
         assert body == {"recorded": True, "message": messages.FEEDBACK_THANKS}
         feedback = playground.service.feedback[0]
-        assert (feedback.platform, feedback.rating, feedback.user) == ("web", "up", USER)
+        assert (feedback.platform, feedback.rating) == ("web", "up")
+        assert feedback.user == playground.service.turns[0].user
         assert feedback.conversation_key == f"web:{CONVERSATION}"
         assert feedback.question == QUESTION
         assert feedback.answer == LEAVE_ANSWER
@@ -231,14 +232,22 @@ class TestFeedback:
         assert (status, body["recorded"]) == (200, False)
         assert [f.rating for f in playground.service.feedback] == ["up"]
 
-    async def test_vote_from_another_conversation_does_not_carry_the_answer(self, playground):
+    async def test_vote_from_another_conversation_is_refused(self, playground):
         response, _ = await playground.ask()
 
-        await self._vote(playground, response.headers["X-Regbot-Turn"], conversation_id="othertab12345678")
+        status, _ = await self._vote(playground, response.headers["X-Regbot-Turn"], conversation_id="othertab12345678")
 
-        feedback = playground.service.feedback[0]
-        assert feedback.conversation_key == "web:othertab12345678"
-        assert (feedback.question, feedback.answer, feedback.citations) == ("", "", ())
+        assert status == 403
+        assert playground.service.feedback == []
+
+    async def test_vote_from_another_session_is_refused(self, playground):
+        response, _ = await playground.ask()
+        playground.session.cookie_jar.clear()  # another browser that learnt the turn and conversation ids
+
+        status, _ = await self._vote(playground, response.headers["X-Regbot-Turn"])
+
+        assert status == 403
+        assert playground.service.feedback == []
 
     async def test_unknown_rating_is_refused(self, playground):
         status, _ = await self._vote(playground, "0" * 32, rating="meh")

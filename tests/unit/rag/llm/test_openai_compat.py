@@ -155,9 +155,10 @@ class TestOpenAICompatibleComplete:
             400, json={"error": {"message": "maximum context length is 8192 tokens"}}
         )
 
-        with pytest.raises(LlmRequestFailed, match="maximum context length") as failed:
+        with pytest.raises(LlmRequestFailed, match="400") as failed:
             await make_provider().complete(make_request(json_schema=SCHEMA))
 
+        assert "maximum context length" in failed.value.detail
         assert failed.value.retryable is False
         assert route.call_count == 1
 
@@ -196,7 +197,7 @@ class TestOpenAICompatibleStream:
     async def test_error_status_before_the_stream_is_a_retryable_failure(self, respx_mock, make_request):
         respx_mock.post(COMPLETIONS_URL).respond(503, text="model is loading")
 
-        with pytest.raises(LlmRequestFailed, match="503: model is loading") as failed:
+        with pytest.raises(LlmRequestFailed, match="answered 503") as failed:
             async for _ in make_provider().stream(make_request()):
                 pass
 
@@ -251,3 +252,33 @@ class TestOpenAICompatibleResilience:
         assert set(outcomes[2:]) == {"LlmUnavailable"}
         assert len(sleeps.delays) == 3  # backoff only between attempts that were sent
         assert all(delay <= 8.0 for delay in sleeps.delays)
+
+
+class TestWhatReachesTheLog:
+    """Issue 28: a base URL's password and a provider's error body stay out of logged messages."""
+
+    async def test_an_error_body_is_kept_for_the_fallback_but_out_of_the_message(self, respx_mock, make_request):
+        echoed = "internal host 10.1.2.3 rejected key sk-live-echoed"
+        respx_mock.post(COMPLETIONS_URL).mock(return_value=httpx.Response(401, json={"error": {"message": echoed}}))
+
+        with pytest.raises(LlmRequestFailed) as raised:
+            await make_provider().complete(make_request())
+
+        assert "sk-live-echoed" not in str(raised.value)
+        assert "401" in str(raised.value)
+        assert "sk-live-echoed" in raised.value.detail
+
+    async def test_a_base_url_with_credentials_is_logged_without_its_password(self, respx_mock, make_request,
+                                                                               caplog):
+        url = "http://user:s3cret-pass@vllm.test/v1/chat/completions"
+        respx_mock.post(url).mock(side_effect=[
+            httpx.Response(400, json={"error": {"message": "tool_choice is not supported"}}),
+            httpx.Response(200, json=completion('{"queries": ["경조휴가"]}')),
+        ])
+
+        with caplog.at_level("WARNING"):
+            await make_provider(base_url="http://user:s3cret-pass@vllm.test/v1/").complete(
+                make_request(json_schema=SCHEMA))
+
+        assert "rejected JSON mode" in caplog.text
+        assert "s3cret-pass" not in caplog.text
