@@ -10,9 +10,8 @@ from rag.models import Message, Role
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.neighbours import NeighbourExpander
-from testkit import SHARED, SHARED_MISSING
+from testkit import KOLAW, SHARED_MISSING
 
-KOLAW = SHARED / "corpus" / "ko-law"
 pytestmark = [pytest.mark.shared, pytest.mark.skipif(not KOLAW.is_dir(), reason=SHARED_MISSING)]
 
 
