@@ -154,23 +154,25 @@ class FakeLlmApi:
 
     # --- aiohttp (benchmarks) ------------------------------------------------------------------------------
 
+    async def aiohttp_handler(self, request: Any) -> Any:
+        from aiohttp import web
+
+        out = self.render(await request.json())
+        if not out.stall:
+            return web.Response(status=out.status, headers=out.headers, body=out.body)
+        response = web.StreamResponse(status=out.status, headers=out.headers)
+        await response.prepare(request)
+        if out.body:
+            await response.write(out.body)
+        await asyncio.Event().wait()
+        return response
+
     def aiohttp_app(self) -> Any:
         from aiohttp import web
 
-        async def serve(request: web.Request) -> web.StreamResponse:
-            out = self.render(await request.json())
-            if not out.stall:
-                return web.Response(status=out.status, headers=out.headers, body=out.body)
-            response = web.StreamResponse(status=out.status, headers=out.headers)
-            await response.prepare(request)
-            if out.body:
-                await response.write(out.body)
-            await asyncio.Event().wait()
-            return response
-
         app = web.Application()
-        app.router.add_post("/v1/messages", serve)
-        app.router.add_post("/v1/chat/completions", serve)
+        app.router.add_post("/v1/messages", self.aiohttp_handler)
+        app.router.add_post("/v1/chat/completions", self.aiohttp_handler)
         return app
 
     # --- wire formats --------------------------------------------------------------------------------------

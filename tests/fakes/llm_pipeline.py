@@ -25,3 +25,40 @@ def llm_pipeline(api: str, components, respx_mock, fake: FakeLlmApi, *, max_llm_
                           analyzer=c.retriever.analyzer, search=c.retriever,
                           timeouts=StageTimeouts(structured_s=2.0, stream_hang_s=2.0))
     return AnswerPipeline(stages=stages, retriever=c.retriever, config=PipelineConfig(max_llm_calls=max_llm_calls))
+
+
+class FakeLlmServer:
+    """A `FakeLlmApi` served over real HTTP on 127.0.0.1 (the server's own provider and SDK talk to it); the
+    script can be swapped per test while the server and the components built against it stay up."""
+
+    def __init__(self, api: str = "anthropic") -> None:
+        self.fake = FakeLlmApi(api)  # type: ignore[arg-type]
+        self.url = ""
+        self._runner = None
+
+    async def __aenter__(self) -> FakeLlmServer:
+        from aiohttp import web
+
+        from testkit import serve_app
+
+        async def serve(request: web.Request) -> web.StreamResponse:
+            return await self.fake.aiohttp_handler(request)
+
+        app = web.Application()
+        app.router.add_post("/v1/messages", serve)
+        app.router.add_post("/v1/chat/completions", serve)
+        self.url, self._runner = await serve_app(app)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._runner.cleanup()
+
+    def script(self, **scripts) -> FakeLlmApi:
+        self.fake = FakeLlmApi(self.fake.api, **scripts)
+        return self.fake
+
+
+def llm_settings(server: FakeLlmServer, **overrides: str) -> dict[str, str]:
+    """The environment that points `build_components` at the fake API (Anthropic), as an operator would."""
+    return {"REGBOT_LLM": "anthropic", "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url,
+            "REGBOT_FAST_MODEL": "claude-fast", "REGBOT_STRONG_MODEL": "claude-strong", **overrides}
