@@ -39,7 +39,7 @@ class FakeLlmServer:
     async def __aenter__(self) -> FakeLlmServer:
         from aiohttp import web
 
-        from testkit import serve_app
+        from testkit import free_port
 
         async def serve(request: web.Request) -> web.StreamResponse:
             return await self.fake.aiohttp_handler(request)
@@ -47,7 +47,12 @@ class FakeLlmServer:
         app = web.Application()
         app.router.add_post("/v1/messages", serve)
         app.router.add_post("/v1/chat/completions", serve)
-        self.url, self._runner = await serve_app(app)
+        # A hung reply never ends by itself: closing the server must not wait the default minute for it.
+        self._runner = web.AppRunner(app, shutdown_timeout=0.5)
+        await self._runner.setup()
+        port = free_port()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self.url = f"http://127.0.0.1:{port}"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
