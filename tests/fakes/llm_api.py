@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import httpx2
 
+from rag.retrieval.rerank import LISTWISE_PROMPT
 from rag.stages.followups import FOLLOWUP_PROMPT
 from rag.stages.generator import GENERATE_PROMPT
 from rag.stages.grader import GRADE_PROMPT
@@ -29,7 +30,7 @@ OPENAI_BASE_URL = "http://llm.test/v1"
 OPENAI_URL = f"{OPENAI_BASE_URL}/chat/completions"
 
 STAGES_BY_PROMPT = {UNDERSTAND_PROMPT: "understand", GRADE_PROMPT: "grade", REWRITE_PROMPT: "rewrite",
-                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups"}
+                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups", LISTWISE_PROMPT: "rerank"}
 
 ReplyKind = Literal["json", "stream", "tools", "non_json", "empty_stream", "truncated", "stalled", "hang", "status"]
 

@@ -12,14 +12,19 @@ from tests.fakes.clock import RecordedSleeps
 from tests.fakes.llm_api import OPENAI_BASE_URL, FakeLlmApi
 
 
-def llm_pipeline(api: str, components, respx_mock, fake: FakeLlmApi, *, max_llm_calls: int = 5) -> AnswerPipeline:
+def fake_provider(api: str, respx_mock, fake: FakeLlmApi) -> ResilientProvider:
+    """The real provider for `api` (its SDK, one attempt a call, a breaker that stays closed) sending to `fake`."""
     respx_mock.post(fake.url).mock(side_effect=fake.handler)
     if api == "anthropic":
         inner = AnthropicProvider(api_key="k", base_url="http://llm.test", fast_model="f", strong_model="s")
     else:
         inner = OpenAICompatibleProvider(base_url=OPENAI_BASE_URL, fast_model="qwen")
-    llm = ResilientProvider(inner, retry=RetryPolicy(max_attempts=1), sleep=RecordedSleeps(),
-                            breaker=CircuitBreaker(failure_threshold=50))
+    return ResilientProvider(inner, retry=RetryPolicy(max_attempts=1), sleep=RecordedSleeps(),
+                             breaker=CircuitBreaker(failure_threshold=50))
+
+
+def llm_pipeline(api: str, components, respx_mock, fake: FakeLlmApi, *, max_llm_calls: int = 5) -> AnswerPipeline:
+    llm = fake_provider(api, respx_mock, fake)
     c = components
     stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
                           analyzer=c.retriever.analyzer, search=c.retriever,
