@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import os
 import socket
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +18,23 @@ from rag.retrieval.tokenizer import Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = REPO_ROOT / "samples"
-SHARED = REPO_ROOT.parent / "shared"
-SHARED_MISSING = "../shared is absent (a fresh clone has no evaluation corpus; CI has it)"
+# The evaluation corpus and sets beside the clone; REGBOT_SHARED_DIR points the suite at another copy (a worktree,
+# or a copy with one article changed to check that the quality gates catch it).
+SHARED = Path(os.environ.get("REGBOT_SHARED_DIR") or REPO_ROOT.parent / "shared").resolve()
+KOLAW = SHARED / "corpus" / "ko-law"
+EVAL_DIR = SHARED / "eval"
+
+# A skip whose reason starts with this names a missing dependency; under CI=true tests/conftest.py turns it into a
+# failure, so a CI run never passes with the Redis, browser or real-corpus tests quietly left out.
+MISSING_DEPENDENCY = "missing dependency: "
+
+
+def missing(dependency: str, hint: str) -> str:
+    """The skip reason for a missing dependency (a failure under CI=true)."""
+    return f"{MISSING_DEPENDENCY}{dependency} ({hint})"
+
+
+SHARED_MISSING = missing(f"the shared corpus {SHARED}", "a fresh clone has no ../shared; set REGBOT_SHARED_DIR")
 
 
 class HashingEmbedder:

@@ -35,7 +35,7 @@ class StageTimeouts(BaseModel):
     A reply that is slow but progressing is waited for up to `structured_s`.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a misspelt timeout must not silently be the default
 
     structured_s: float = Field(15.0, gt=0)  # understand, grade, rewrite, verify, follow-ups: whole call, retries in
     structured_hang_s: float = Field(2.0, gt=0)  # their stream: nothing for this long (first byte, between events)

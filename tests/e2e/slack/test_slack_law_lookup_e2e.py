@@ -9,11 +9,11 @@ import pytest
 
 from bot.app import build_components
 from rag import messages
-from testkit import SAMPLES, SHARED, SHARED_MISSING, make_settings
+from testkit import KOLAW, SAMPLES, SHARED_MISSING, make_settings
 from tests.e2e.fakes.slack_api import FakeSlackApi
 from tests.e2e.slack.conftest import BOT_TOKEN, SIGNING_SECRET, SlackSender
 
-LABOR_STANDARDS_ACT = SHARED / "corpus" / "ko-law" / "근로기준법.md"
+LABOR_STANDARDS_ACT = KOLAW / "근로기준법.md"
 
 pytestmark = pytest.mark.shared
 

@@ -1,7 +1,7 @@
 """Headless Chromium (Debian's /usr/bin/chromium) driven by Playwright, for the playground browser tests.
 
 Playwright never downloads a browser here (`playwright install` is not used): it drives the system Chromium.
-The tests skip with a reason when Chromium or the playwright package is missing.
+The tests skip with a reason when Chromium or the playwright package is missing (fail under CI=true).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit import REPO_ROOT
+from testkit import REPO_ROOT, missing
 
 CHROMIUM = Path("/usr/bin/chromium")
 # --headless is added by Playwright itself (headless=True); the rest keep Chromium off the network and quiet.
@@ -30,11 +30,11 @@ ARTIFACTS = REPO_ROOT / "test-artifacts"
 
 def _chromium_missing() -> str:
     if not CHROMIUM.exists() and not shutil.which("chromium"):
-        return "chromium is not installed (scripts/system-deps.sh installs the Debian chromium package)"
+        return missing("chromium", "scripts/system-deps.sh installs the Debian chromium package")
     try:
         import playwright.async_api  # noqa: F401
     except ImportError:
-        return "the playwright package is not installed (pip install playwright; no browser download needed)"
+        return missing("the playwright package", "pip install playwright; no browser download needed")
     return ""
 
 

@@ -102,3 +102,25 @@ def test_changed_file_replaces_its_chunks_and_prune_removes_deleted_files(tmp_pa
     assert [o.status for o in report.outcomes if o.status == "removed"] == ["removed"]
     assert store.load() == ([], [])
     assert dense.count() == 0
+
+
+def test_a_truncated_docx_and_a_truncated_hwpx_fail_with_one_clean_line_each(tmp_path, kiwi_tokenizer):
+    """A copy cut short (an interrupted download or upload) is reported in one line naming the file; the rest of
+    the folder is indexed."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    write_docx(folder / "travel.docx")
+    (folder / "cut.docx").write_bytes((folder / "travel.docx").read_bytes()[:-300])
+    badge = make_hwpx({0: hwpx_section("".join(hwpx_paragraph(t) for t in [
+        "출입 지침", "제1조(목적) 이 지침은 사옥 출입 절차를 정한다.", "제2조(출입증) 출입증은 보안팀이 발급한다."]))})
+    (folder / "cut.hwpx").write_bytes(badge[: len(badge) // 2])
+
+    _, _, ingestor = build(tmp_path, kiwi_tokenizer)
+    report = ingestor.ingest([folder])
+
+    failed = {Path(o.path).name: o.reason for o in report.outcomes if o.status == "failed"}
+    assert set(failed) == {"cut.docx", "cut.hwpx"}
+    for name, reason in failed.items():
+        assert reason.startswith(f"{name}: ") and "\n" not in reason and len(reason) < 200, reason
+        assert "Traceback" not in reason and "Error(" not in reason
+    assert report.count("added") == 1  # travel.docx

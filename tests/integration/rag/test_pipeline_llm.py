@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-import httpx
-import httpx2
 import pytest
 
 from rag import messages
@@ -23,158 +20,38 @@ from rag.models import AnswerEventKind, Message, Role
 from rag.pipeline import AnswerPipeline, collect
 from rag.retrieval.retriever import HybridRetriever
 from rag.stages import StageTimeouts, build_stages
-from rag.stages.followups import FOLLOWUP_PROMPT
-from rag.stages.generator import GENERATE_PROMPT
-from rag.stages.grader import GRADE_PROMPT
-from rag.stages.rewriter import REWRITE_PROMPT
-from rag.stages.understanding import UNDERSTAND_PROMPT
-from rag.stages.verifier import VERIFY_PROMPT
 from tests.fakes.clock import RecordedSleeps
+from tests.fakes.llm_api import ANTHROPIC_URL, FakeLlmApi, Reply, as_json, stalls_after, status, streamed
 
-API = "http://claude.test/v1/messages"
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 LEAVE_ANSWER = "1년간 80퍼센트 이상 출근한 직원에게는 15일의 연차유급휴가를 줘요 [1]."
-STAGES_BY_PROMPT = {UNDERSTAND_PROMPT: "understand", GRADE_PROMPT: "grade", REWRITE_PROMPT: "rewrite",
-                    VERIFY_PROMPT: "verify", FOLLOWUP_PROMPT: "followups"}
-
-
-def stage_of(body: dict[str, Any]) -> str:
-    """Which stage sent `body`: by its system prompt (each ends with the untrusted-text rule); a revision is the
-    answer's prompt with the previous answer fenced in."""
-    if body["system"].startswith(GENERATE_PROMPT):
-        return "revise" if "<답변>" in body["messages"][0]["content"] else "answer"
-    return next(stage for prompt, stage in STAGES_BY_PROMPT.items() if body["system"].startswith(prompt))
-
-Reply = httpx.Response | Callable[[dict[str, Any]], httpx.Response]
-
-
-# --- the fake Messages API ------------------------------------------------------------------------------
-
-
-def _message(content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
-    return {"id": "msg_test", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
-            "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
-
-
-def tool(data: dict[str, Any]) -> httpx.Response:
-    """A forced record_result tool call: how the provider returns JSON."""
-    block = {"type": "tool_use", "id": "toolu_test", "name": "record_result", "input": data}
-    return httpx.Response(200, json=_message([block], "tool_use"))
-
-
-def text(reply: str) -> httpx.Response:
-    return httpx.Response(200, json=_message([{"type": "text", "text": reply}], "end_turn"))
-
-
-def error(status: int, kind: str = "api_error", headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.Response(status, headers=headers, json={"type": "error", "error": {"type": kind, "message": "x"}})
-
-
-def _sse_events(deltas: tuple[str, ...], *, complete: bool) -> bytes:
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": {**_message([], None), "usage": {
-            "input_tokens": 20, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-    ]
-    events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                        "delta": {"type": "text_delta", "text": d}}) for d in deltas]
-    if complete:
-        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                   ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                                                                         "stop_sequence": None},
-                                      "usage": {"output_tokens": 30}}),
-                   ("message_stop", {"type": "message_stop"})]
-    return "".join(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-                   for name, data in events).encode()
-
-
 FOLLOWUP_BLOCK = "\n<후속질문>\n반차로도 쓸 수 있어?\n연차 신청은 언제까지 해야 해?"
 
 
-def stream(*deltas: str, followups: bool = True) -> httpx.Response:
-    """A streamed text answer, `message_start` first, as the API sends it; the follow-up block last."""
-    deltas = (*deltas, FOLLOWUP_BLOCK) if followups else deltas
-    return httpx.Response(200, headers={"content-type": "text/event-stream"},
-                          content=_sse_events(deltas, complete=True))
+def claude_api(**scripts: list) -> FakeLlmApi:
+    """The Messages API, scripted per stage (tests/fakes/llm_api.py); an unscripted call answers 500."""
+    return FakeLlmApi("anthropic", **scripts)
 
 
-def as_stream(message: dict[str, Any]) -> httpx.Response:
-    """A whole Messages API reply as the events a streamed request gets (text and tool_use blocks)."""
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}})]
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
-            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
-        else:
-            start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"], ensure_ascii=False)}
-        events += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": index})]
-    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
-                                                                     "stop_sequence": None},
-                                  "usage": {"output_tokens": 5}}),
-               ("message_stop", {"type": "message_stop"})]
-    body = "".join(f"event: {n}\ndata: {json.dumps(d, ensure_ascii=False)}\n\n" for n, d in events)
-    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+def stream(*deltas: str, followups: bool = True) -> Reply:
+    """A streamed text answer; the follow-up block last."""
+    return streamed(*deltas, FOLLOWUP_BLOCK) if followups else streamed(*deltas)
 
 
-class _StallingBody(httpx2.AsyncByteStream):
-    """Sends the events so far, then never another byte (a server that went silent)."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        yield self.body
-        await asyncio.Event().wait()
-
-
-def stalling_stream(*deltas: str) -> httpx.Response:
-    return httpx.Response(200, headers={"content-type": "text/event-stream"},
-                          stream=_StallingBody(_sse_events(deltas, complete=False)))
-
-
-class FakeClaude:
-    """Scripted replies per stage; records each stage's request bodies. An unscripted call answers 500."""
-
-    def __init__(self, **scripts: list[Reply]) -> None:
-        self.scripts = scripts
-        self.bodies: dict[str, list[dict[str, Any]]] = {}
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        stage = stage_of(body)
-        self.bodies.setdefault(stage, []).append(body)
-        script = self.scripts.get(stage) or [error(500)]
-        reply = script.pop(0) if len(script) > 1 else script[0]
-        reply = reply(body) if callable(reply) else reply
-        if body.get("stream") and reply.status_code == 200 and "json" in reply.headers.get("content-type", ""):
-            return as_stream(json.loads(reply.content))  # structured stages stream their JSON
-        return reply
-
-    def calls(self, stage: str) -> int:
-        return len(self.bodies.get(stage, []))
-
-    def user_text(self, stage: str, index: int = 0) -> str:
-        return self.bodies[stage][index]["messages"][0]["content"]
-
-
-def understood(question: str = LEAVE_QUESTION, **fields: Any) -> httpx.Response:
+def understood(question: str = LEAVE_QUESTION, **fields: Any) -> Reply:
     data = {"standalone_question": question, "route": "search", "compound": False, "search_queries": [question],
             "keywords": [], "intent": question, "answer_style": "concise"}
     data.update(fields)
-    return tool(data)
+    return as_json(data)
 
 
-def passes(*labels: str, score: int = 90) -> Callable[[dict[str, Any]], httpx.Response]:
+def passes(*labels: str, score: int = 90) -> Callable[[str, dict[str, Any]], Reply]:
     """A grade that names the passages with these labels as the relevant ones (their numbers vary by ranking)."""
 
-    def reply(body: dict[str, Any]) -> httpx.Response:
+    def reply(_: str, body: dict[str, Any]) -> Reply:
         content = body["messages"][0]["content"]
         numbers = [int(n) for label in labels for n in re.findall(rf"^\[(\d+)\] {re.escape(label)} ", content, re.M)]
-        return tool({"score": score, "missing": [], "relevant": numbers})
+        return as_json({"score": score, "missing": [], "relevant": numbers})
 
     return reply
 
@@ -209,9 +86,9 @@ def sleeps() -> RecordedSleeps:
 
 @pytest.fixture
 def make_pipeline(sample_components, respx_mock, sleeps):
-    def make(claude: FakeClaude, *, timeouts: StageTimeouts | None = None, together: int = 0):
-        respx_mock.post(API).mock(side_effect=claude)
-        provider = AnthropicProvider(api_key="test-key", base_url="http://claude.test",
+    def make(claude: FakeLlmApi, *, timeouts: StageTimeouts | None = None, together: int = 0):
+        respx_mock.post(ANTHROPIC_URL).mock(side_effect=claude.handler)
+        provider = AnthropicProvider(api_key="test-key", base_url=ANTHROPIC_URL.removesuffix("/v1/messages"),
                                      fast_model="claude-test-fast", strong_model="claude-test-strong")
         llm = ResilientProvider(provider, retry=RetryPolicy(max_attempts=3), sleep=sleeps, jitter=lambda: 0.5,
                                 breaker=CircuitBreaker(failure_threshold=4, cooldown_s=30.0))
@@ -235,7 +112,7 @@ def labels(answer) -> list[str]:
 
 
 async def test_happy_path_streams_a_cited_answer_in_three_calls(make_pipeline):
-    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+    claude = claude_api(understand=[understood()], grade=[passes("취업규칙 제20조")],
                         answer=[stream("1년간 80퍼센트 이상 출근한 직원에게는 ", "15일의 연차유급휴가를 줘요 [1].",
                                        "\n<후속", "질문>\n3년 넘게 일하면 연차가 늘어나?\n반차로도 쓸 수 있어?",
                                        followups=False)])
@@ -254,7 +131,7 @@ async def test_happy_path_streams_a_cited_answer_in_three_calls(make_pipeline):
 async def test_a_compound_question_searches_its_parts_in_parallel_and_cites_both(make_pipeline):
     question = "병가는 며칠까지 쓸 수 있고 출장 숙박비 한도는 얼마야?"
     parts = ["병가는 며칠까지 쓸 수 있어?", "출장 숙박비 한도는 얼마야?"]
-    claude = FakeClaude(
+    claude = claude_api(
         understand=[understood(question, compound=True, sub_questions=parts,
                                search_queries=["병가 일수", "국내 출장 숙박비 한도"])],
         grade=[passes("취업규칙 제23조", "여비 규정 제5조")],
@@ -272,11 +149,11 @@ async def test_a_compound_question_searches_its_parts_in_parallel_and_cites_both
 
 async def test_a_failed_grade_rewrites_once_and_searches_again(make_pipeline):
     question = "3년 넘게 다니면 연차 더 줘?"
-    claude = FakeClaude(
+    claude = claude_api(
         understand=[understood(question)],
-        grade=[tool({"score": 40, "missing": ["근속연수에 따른 가산휴가"], "relevant": []}),
+        grade=[as_json({"score": 40, "missing": ["근속연수에 따른 가산휴가"], "relevant": []}),
                passes("취업규칙 제20조")],
-        rewrite=[tool({"query": "연차유급휴가 3년 이상 근속 가산휴가"})],
+        rewrite=[as_json({"query": "연차유급휴가 3년 이상 근속 가산휴가"})],
         answer=[stream("3년 이상 근속한 직원에게는 최초 1년을 초과하는 근속연수 매 2년에 대하여 ",
                        "1일을 가산한 휴가를 줘요 [1].")])
     pipeline = make_pipeline(claude)
@@ -291,8 +168,8 @@ async def test_a_failed_grade_rewrites_once_and_searches_again(make_pipeline):
 
 
 async def test_malformed_json_falls_back_to_the_offline_stages(make_pipeline):
-    claude = FakeClaude(understand=[tool({"route": "search"})],  # required keys missing
-                        grade=[text("네, 충분합니다.")],  # no tool call at all
+    claude = claude_api(understand=[as_json({"route": "search"})],  # required keys missing
+                        grade=[streamed("네, 충분합니다.")],  # text, no tool call at all
                         answer=[stream(LEAVE_ANSWER)])
     answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
@@ -304,7 +181,7 @@ async def test_malformed_json_falls_back_to_the_offline_stages(make_pipeline):
 
 
 async def test_a_rate_limit_is_retried_and_the_answer_is_unchanged(make_pipeline, sleeps):
-    claude = FakeClaude(understand=[error(429, "rate_limit_error", {"retry-after": "0"}), understood()],
+    claude = claude_api(understand=[status(429, {"retry-after": "0"}, "rate_limit_error"), understood()],
                         grade=[passes("취업규칙 제20조")], answer=[stream(LEAVE_ANSWER)])
     answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
@@ -315,7 +192,7 @@ async def test_a_rate_limit_is_retried_and_the_answer_is_unchanged(make_pipeline
 
 
 async def test_server_errors_open_the_breaker_and_the_regulations_are_quoted_with_a_note(make_pipeline):
-    claude = FakeClaude()  # 500 to everything
+    claude = claude_api()  # 500 to everything
     answer, events = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
     assert messages.EXTRACTIVE_SUPPORT in answer.text and not answer.text.startswith(messages.EXTRACTIVE_SUPPORT)
@@ -327,9 +204,9 @@ async def test_server_errors_open_the_breaker_and_the_regulations_are_quoted_wit
 
 async def test_a_stream_that_goes_silent_keeps_what_was_shown_and_says_so(make_pipeline):
     shown = ("1년간 80퍼센트 이상 출근하면 15일의 연차유급휴가를 줘요 [1]. ", "다만 입사 첫해에는")
-    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
-                        answer=[stalling_stream(*shown)])
-    answer, events = await collect(make_pipeline(claude, timeouts=StageTimeouts(delta_s=0.3)), LEAVE_QUESTION)
+    claude = claude_api(understand=[understood()], grade=[passes("취업규칙 제20조")],
+                        answer=[stalls_after(*shown)])
+    answer, events = await collect(make_pipeline(claude, timeouts=StageTimeouts(stream_hang_s=0.3)), LEAVE_QUESTION)
 
     assert streamed_text(events) == "".join(shown)
     assert answer.text == f"{''.join(shown).rstrip()}\n\n{messages.STREAM_INTERRUPTED}"
@@ -338,10 +215,10 @@ async def test_a_stream_that_goes_silent_keeps_what_was_shown_and_says_so(make_p
 
 async def test_the_verifier_removes_a_claim_its_source_does_not_support(make_pipeline):
     unsupported = "입사 첫날부터 25일을 미리 당겨 쓸 수도 있어요 [1]."
-    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+    claude = claude_api(understand=[understood()], grade=[passes("취업규칙 제20조")],
                         answer=[stream(f"{LEAVE_ANSWER} ", unsupported)],
-                        verify=[tool({"verdicts": [{"claim": 1, "supported": False}]})],
-                        revise=[error(400, "invalid_request_error")])
+                        verify=[as_json({"verdicts": [{"claim": 1, "supported": False}]})],
+                        revise=[status(400, error_type="invalid_request_error")])
     answer, events = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
     assert streamed_text(events).startswith(f"{LEAVE_ANSWER} {unsupported}")
@@ -351,9 +228,9 @@ async def test_the_verifier_removes_a_claim_its_source_does_not_support(make_pip
 
 
 async def test_a_revision_replaces_an_answer_with_an_unsupported_claim(make_pipeline):
-    claude = FakeClaude(understand=[understood()], grade=[passes("취업규칙 제20조")],
+    claude = claude_api(understand=[understood()], grade=[passes("취업규칙 제20조")],
                         answer=[stream("연차는 1년에 20일을 줘요 [1].")],
-                        verify=[tool({"verdicts": [{"claim": 1, "supported": False}]})],
+                        verify=[as_json({"verdicts": [{"claim": 1, "supported": False}]})],
                         revise=[stream(LEAVE_ANSWER, followups=False)])
     answer, _ = await collect(make_pipeline(claude), LEAVE_QUESTION)
 
@@ -365,7 +242,7 @@ async def test_a_revision_replaces_an_answer_with_an_unsupported_claim(make_pipe
 async def test_a_follow_up_is_made_standalone_before_searching(make_pipeline):
     history = (Message(role=Role.USER, content=LEAVE_QUESTION), Message(role=Role.ASSISTANT, content=LEAVE_ANSWER))
     standalone = "입사 후 3년 넘게 근속하면 연차유급휴가는 며칠인가?"
-    claude = FakeClaude(understand=[understood(standalone)], grade=[passes("취업규칙 제20조")],
+    claude = claude_api(understand=[understood(standalone)], grade=[passes("취업규칙 제20조")],
                         answer=[stream("3년 이상 근속한 직원에게는 근속연수 매 2년에 대하여 1일을 가산해요 [1].")])
     pipeline = make_pipeline(claude)
     answer, _ = await collect(pipeline, "그럼 3년 넘게 일하면?", history=history)
@@ -376,7 +253,7 @@ async def test_a_follow_up_is_made_standalone_before_searching(make_pipeline):
 
 
 async def test_a_reference_is_looked_up_without_any_call(make_pipeline):
-    claude = FakeClaude()
+    claude = claude_api()
     answer, _ = await collect(make_pipeline(claude), "취업규칙 제20조")
     assert labels(answer) == ["취업규칙 제20조"]
     assert (answer.llm_calls, claude.bodies) == (0, {})

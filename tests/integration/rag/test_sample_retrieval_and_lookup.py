@@ -79,14 +79,14 @@ async def test_pipeline_cites_the_paragraph_it_quotes(sample_components):
 
 
 async def test_pipeline_says_plainly_when_regulations_do_not_cover_it(sample_components):
-    answer, _ = await collect(sample_components.pipeline, "사내 카페는 몇 시까지 열어?")
+    answer, _ = await collect(sample_components.pipeline, "사내 카페는 저녁 몇 시에 문을 닫아?")
     assert not answer.grounded
     assert "찾지 못했어요" in answer.text
     assert answer.citations == ()
 
 
 async def test_pipeline_chitchat_does_not_retrieve(sample_components):
-    answer, _ = await collect(sample_components.pipeline, "안녕~ 반가워")
+    answer, _ = await collect(sample_components.pipeline, "안녕! 만나서 반가워")
     assert answer.route == Route.CHITCHAT
     assert answer.retrieved == ()
 

@@ -9,8 +9,8 @@ from bot import cli
 EVAL_LINES = [
     {"id": "q1", "type": "colloquial", "turns": [{"role": "user", "content": "입사 1년 지나면 연차 며칠 받아?"}],
      "gold": [{"doc": "취업규칙", "article": "제20조"}], "answer_keywords": ["15일"]},
-    {"id": "o1", "type": "out_of_scope", "turns": [{"role": "user", "content": "사내 카페는 몇 시까지 열어?"}]},
-    {"id": "c1", "type": "chitchat", "turns": [{"role": "user", "content": "안녕~ 반가워"}]},
+    {"id": "o1", "type": "out_of_scope", "turns": [{"role": "user", "content": "사내 카페는 저녁 몇 시에 문을 닫아?"}]},
+    {"id": "c1", "type": "chitchat", "turns": [{"role": "user", "content": "안녕! 만나서 반가워"}]},
 ]
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
+from bot import lifecycle
 from bot.lifecycle import GracefulShutdown
 from tests.fakes.clock import FakeClock
 
@@ -27,14 +29,15 @@ class BrokenAdapter:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock(start=100.0)  # moves only when the drain sleeps (asyncio.sleep is patched below)
-    real_sleep = asyncio.sleep
+    fake = FakeClock(start=100.0)  # moves only when the drain sleeps
 
     async def advancing_sleep(delay: float, *args: object) -> None:
         fake.now += delay
-        await real_sleep(0)
+        await asyncio.sleep(0)
 
-    monkeypatch.setattr("bot.lifecycle.asyncio.sleep", advancing_sleep)
+    # Only bot.lifecycle sees the advancing sleep: patching `asyncio.sleep` itself would reach every task on the
+    # session's event loop for the length of the test.
+    monkeypatch.setattr(lifecycle, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": advancing_sleep}))
     return fake
 
 

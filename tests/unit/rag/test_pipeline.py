@@ -163,7 +163,7 @@ async def test_a_failed_grade_rewrites_once_and_regrades_the_original_question()
 
 async def test_a_second_failed_grade_says_the_regulations_do_not_cover_it():
     failed = GradeResult(passed=False, score=10, missing=("카페",), by="llm")
-    answer, _ = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 몇 시까지 열어?")
+    answer, _ = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 저녁 몇 시에 문을 닫아?")
     assert answer.text == messages.NOT_FOUND
     assert not answer.grounded
 
@@ -171,7 +171,7 @@ async def test_a_second_failed_grade_says_the_regulations_do_not_cover_it():
 async def test_a_refusal_names_what_was_looked_for_and_the_closest_regulation_but_quotes_nothing():
     failed = GradeResult(passed=False, score=10, missing=("카페 운영 시간",), looked_for=("카페", "사내", "열다"),
                          silent_on=("카페", "열다"), by="llm")
-    answer, events = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 몇 시까지 열어?")
+    answer, events = await collect(build(grader=FakeGrader(failed, failed)), "사내 카페는 저녁 몇 시에 문을 닫아?")
     assert answer.text.startswith(messages.NOT_COVERED.format(looked_for="'카페'"))  # 사내 is in the regulations
     assert "「취업규칙」" in answer.text and "15일을 준다" not in answer.text
     assert answer.citations == () and not [e for e in events if e.kind == AnswerEventKind.SOURCES]

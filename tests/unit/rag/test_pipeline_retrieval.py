@@ -16,12 +16,12 @@ def understanding(enhanced: EnhancedQuery, plan: QueryPlan) -> QueryUnderstandin
 
 
 def test_a_folded_follow_up_is_searched_as_asked_with_its_context():
-    enhanced = EnhancedQuery(text="구제명령 안 따라 그 금액은 최대 얼마야?", original="그 금액은 최대 얼마야?",
+    enhanced = EnhancedQuery(text="구제명령 안 따라 그 돈은 최대 얼마까지야?", original="그 돈은 최대 얼마까지야?",
                              used_history=True, context="구제명령 안 따라 이행강제금을 부과합니다")
     plan = QueryPlan(intent=enhanced.text, search_queries=(enhanced.text,))
     request = AnswerPipeline._retrieval_request(Turn(turn_id="t", text=enhanced.original, scope=Scope()),
                                                 understanding(enhanced, plan))
-    assert request.queries == (PlannedQuery(text="그 금액은 최대 얼마야?"),)
+    assert request.queries == (PlannedQuery(text="그 돈은 최대 얼마까지야?"),)
     assert request.context == "구제명령 안 따라 이행강제금을 부과합니다"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.llm.untrusted import fence, instruction_sentences, looks_like_instruction, without_instructions
-from testkit import SHARED, SHARED_MISSING
+from testkit import KOLAW, SHARED_MISSING
 
 
 class TestFence:
@@ -64,7 +64,7 @@ class TestLooksLikeInstruction:
 
     @pytest.mark.shared
     def test_no_sentence_of_the_ko_law_corpus_reads_as_an_instruction(self):
-        corpus = SHARED / "corpus" / "ko-law"
+        corpus = KOLAW
         if not corpus.is_dir():
             pytest.skip(SHARED_MISSING)
         flagged = [s for p in sorted(corpus.glob("*.md")) for s in instruction_sentences(p.read_text("utf-8"))]

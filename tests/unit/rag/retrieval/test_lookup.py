@@ -118,7 +118,7 @@ def test_a_shared_name_whose_article_nobody_holds_stays_ambiguous_and_may_be_sea
     assert (result.kind, result.exact) == ("ambiguous", False)
 
 
-@pytest.mark.parametrize("query", ["국가공무원 복무규정 전체 요약해줘", "근기법 목차 보여줘", "근로기준법 개요"])
+@pytest.mark.parametrize("query", ["국가공무원 복무규정 전체를 요약해 줄래?", "근기법 목차 보여줘", "근로기준법 개요"])
 def test_a_summary_of_a_whole_regulation_is_its_outline(lookup, query):
     assert lookup.parse(query) is not None
     assert lookup.lookup(query).kind == "overview"
@@ -177,7 +177,7 @@ def test_a_question_with_a_correction_in_it_is_not_a_reference(lookup):
 
 @pytest.mark.parametrize(("earlier", "question", "reference"), [
     # The decree's articles that cite the article the conversation was about ("법 제46조제1항에 따라 …").
-    ("휴업수당은 평균임금의 100분의 70 이상이에요. 근로기준법 제46조에 있어요.", "시행령에는 뭐라고 돼 있어?",
+    ("휴업수당은 평균임금의 100분의 70 이상이에요. 근로기준법 제46조에 있어요.", "그럼 시행령에는 어떻게 돼 있어?",
      "근로기준법 시행령 제26조"),
     ("근로기준법 제46조에 따라 휴업수당을 받아요.", "그럼 시행령은?", "근로기준법 시행령 제26조"),
     # No decree article cites it: the decree's outline.
@@ -200,7 +200,7 @@ def test_a_decree_asked_after_a_law_is_looked_up_where_it_implements_that_articl
 
 def test_a_decree_that_is_not_indexed_is_not_a_lookup(rules_corpus):
     history = [Message(role=Role.ASSISTANT, content="국가공무원 복무규정 제15조에 따라 21일이에요.")]
-    assert StructuralLookup(rules_corpus).followup("시행령에는 뭐라고 돼 있어?", history) is None
+    assert StructuralLookup(rules_corpus).followup("그럼 시행령에는 어떻게 돼 있어?", history) is None
     assert StructuralLookup(rules_corpus).followup("시행령에 연가 가산 얘기도 있어?", history) is None
 
 

@@ -27,7 +27,7 @@ def test_conjugated_slang_matches_by_its_stem_in_the_raw_text(analyzer):
 
 
 def test_a_common_abbreviation_brings_the_statute_word(analyzer):
-    assert "노동조합" in analyzer.analyze("노조한테는 며칠 전에 알려줘야 돼?").expansion
+    assert "노동조합" in analyzer.analyze("노조에는 며칠 앞서 통보해야 해?").expansion
     assert "소멸" in analyzer.analyze("안 쓴 연차는 없어져?").expansion
     assert "국외" in analyzer.analyze("개인정보가 해외로 넘어가도 돼?").expansion
     assert "누설" in analyzer.analyze("일하면서 알게 된 얘기 해도 돼?").expansion
@@ -73,8 +73,8 @@ def test_shipped_tables_load():
 
 
 @pytest.mark.parametrize("question", [
-    "그럼 3년 넘게 일하면?", "그거 언제까지 신청해야 돼?", "6년 넘게 근무하면?", "박사과정도 똑같아?",
-    "정해지면 언제부터 적용돼?",
+    "그럼 3년 넘게 일하면?", "그건 언제까지 신청하면 돼?", "6년 넘게 근무하면?", "석사생도 똑같아?",
+    "정해지고 나면 언제부터 적용돼?",
 ])
 def test_follow_up_that_leans_on_history_is_folded(kiwi_tokenizer, question):
     folded = ConversationFolder(kiwi_tokenizer).fold(question, [user("연차휴가는 며칠이야?")])
@@ -105,9 +105,9 @@ def bot(text: str) -> Message:
 
 def test_a_follow_up_leans_on_the_reply_it_answers_too(kiwi_tokenizer):
     history = [user("구제명령을 회사가 안 따라."), bot("노동위원회가 이행강제금을 부과합니다.")]
-    folded = ConversationFolder(kiwi_tokenizer).fold("그 금액은 최대 얼마야?", history)
+    folded = ConversationFolder(kiwi_tokenizer).fold("그 돈은 최대 얼마까지야?", history)
     assert "이행강제금" in folded.context and "구제명령" in folded.context
-    assert folded.text == "그 금액은 최대 얼마야?"
+    assert folded.text == "그 돈은 최대 얼마까지야?"
 
 
 @pytest.mark.parametrize("question", [
@@ -120,7 +120,7 @@ def test_a_standalone_question_after_an_unrelated_exchange_is_not_folded(kiwi_to
     assert not ConversationFolder(kiwi_tokenizer).fold(question, history).used_history
 
 
-@pytest.mark.parametrize("question", ["그 금액은 최대 얼마야?", "전세 보증금 내는 것도 거기 포함돼?",
+@pytest.mark.parametrize("question", ["그 돈은 최대 얼마까지야?", "월세 보증금 내는 데 쓰는 것도 거기 포함돼?",
                                       "그리고 퇴직금은?"])
 def test_a_pointer_at_the_start_of_a_question_leans_on_the_conversation(kiwi_tokenizer, question):
     history = [user("구제명령을 회사가 안 따라."), bot("이행강제금을 부과합니다.")]

@@ -9,7 +9,7 @@ from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge, refus
 from rag.stages.grader import OfflineGrader
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
-CAFE_QUESTION = "사내 카페는 몇 시까지 열어?"
+CAFE_QUESTION = "사내 카페는 저녁 몇 시에 문을 닫아?"
 
 
 def hit(doc: str, article: str, ranks: dict[str, int], text: str = "본문") -> Hit:

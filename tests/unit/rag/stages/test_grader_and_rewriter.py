@@ -32,7 +32,7 @@ class TestLlmGrader:
         assert sent.endswith(f"<질문>\n{LEAVE_QUESTION}\n</질문>")
 
     async def test_the_offline_answerability_is_given_as_a_prior(self, samples, scripted_llm):
-        question = "사내 카페는 몇 시까지 열어?"
+        question = "사내 카페는 저녁 몇 시에 문을 닫아?"
         hits = samples.retriever.search_sync(question, k=4)
         llm = scripted_llm(replies=[{"score": 10, "missing": ["카페 운영 시간"], "relevant": []}])
         grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(question, hits)
@@ -85,7 +85,7 @@ class TestOfflineGrader:
         assert len(grade.relevant) == len(leave_hits)
 
     async def test_fails_a_question_whose_rare_words_the_regulations_never_use(self, samples):
-        question = "사내 카페는 몇 시까지 열어?"
+        question = "사내 카페는 저녁 몇 시에 문을 닫아?"
         hits = samples.retriever.search_sync(question, k=4)
         grade = await OfflineGrader(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer).run(
             question, hits)

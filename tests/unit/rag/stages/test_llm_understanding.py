@@ -33,7 +33,7 @@ def make_understander(samples):
 
 
 @pytest.mark.parametrize(("question", "route"), [("취업규칙 제20조", Route.LOOKUP), ("제21조 보여줘", Route.LOOKUP),
-                                                 ("안녕~ 반가워", Route.CHITCHAT)])
+                                                 ("안녕! 만나서 반가워", Route.CHITCHAT)])
 async def test_references_and_small_talk_never_reach_the_llm(make_understander, scripted_llm, question, route):
     llm = scripted_llm()
     understood = await make_understander(llm).run(question, ())

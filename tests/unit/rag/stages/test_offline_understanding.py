@@ -22,21 +22,21 @@ def understander(samples):
 
 class TestOfflineQueryRouter:
     @pytest.mark.parametrize(("question", "kind"), [
-        ("안녕~ 반가워", "greeting"),
+        ("안녕! 만나서 반가워", "greeting"),
         ("좋은 아침이에요", "greeting"),
-        ("오 감사합니다 👍", "thanks"),
-        ("오늘 금요일이라 기분 좋다 ㅎㅎ", "other"),
-        ("오늘은 여기까지! 수고했어, 내일 봐", "goodbye"),
+        ("와 고마워요 👍", "thanks"),
+        ("내일 쉬는 날이라 신난다 ㅎㅎ", "other"),
+        ("이제 그만할게! 고생했어, 다음에 봐", "goodbye"),
         ("잠깐만", "pause"),
         ("ㅋㅋ", "reaction"),
         ("네 알겠습니다", "reaction"),
         ("앗 죄송해요, 잘못 보냈네요", "apology"),
-        ("너는 누구야?", "identity"),
+        ("넌 누구니?", "identity"),
         ("혹시 AI야?", "identity"),
         ("뭘 물어볼 수 있어?", "capability"),
         ("넌 무슨 문서를 바탕으로 답해?", "capability"),  # what it answers from: the indexed documents
         ("어디서 정보를 가져오는 거예요?", "capability"),
-        ("너는 누가 만든 챗봇이야? 어떤 자료로 답해주는 거야?", "identity"),
+        ("이 챗봇은 누가 만들었어? 무슨 자료로 답하는 거야?", "identity"),
         ("어떻게 써?", "usage"),
         ("다음에 또 물어볼게", "goodbye"),
         ("너 몇 살이야?", "identity"),
@@ -46,9 +46,9 @@ class TestOfflineQueryRouter:
         ("답변이 틀렸어", "complaint"),
         ("별로 도움이 안 됐어", "complaint"),
         ("테스트", "test"),
-        ("안녕하세요~ 여기서 어떤 걸 물어볼 수 있어요?", "capability"),  # a greeting is no regulation topic
+        ("반가워요! 여기서는 뭘 물어보면 돼요?", "capability"),  # a greeting is no regulation topic
         ("아까 알려준 거 틀렸던데? 조문 번호가 완전 다르잖아", "complaint"),
-        ("이번 주말 서울 날씨 어때?", "off_topic"),  # asks for what no regulation holds: declined, not chatted
+        ("내일 서울 날씨 어때?", "off_topic"),  # asks for what no regulation holds: declined, not chatted
     ])
     async def test_small_talk_is_chitchat(self, samples, question, kind):
         decision = await OfflineQueryRouter(samples.lookup, samples.tokenizer).run(question)
