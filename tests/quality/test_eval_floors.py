@@ -63,8 +63,6 @@ def test_eval_figures_stay_within_their_floors(name, eval_metrics):
 # Our own wordings of the commonest question there is (none is an eval item): a year in, how many days of leave.
 ANNUAL_LEAVE = ["회사 다닌 지 1년 됐는데 연차휴가는 며칠 줘야 해?", "일 년 꽉 채워 다녔으면 유급휴가 며칠이야?",
                 "1년 근무하면 연차 며칠 생겨?"]
-# Today the shortest wording leads with 근로기준법 시행령 제7조의2 ③ (measured 2026-11-28 at 2bc8b6f).
-LEAD_NOT_YET = {"1년 근무하면 연차 며칠 생겨?"}
 SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
 
@@ -85,10 +83,7 @@ def test_the_annual_leave_answer_quotes_the_statutes_figure(annual_leave_answers
     assert any("15일" in quote for quote in quotes), quotes
 
 
-@pytest.mark.parametrize("question", [
-    pytest.param(q, marks=pytest.mark.xfail(strict=False, reason="leads with 시행령 제7조의2 ③ today; the ranking "
-                                            "helper's fix for the flagship's lead (issue 30) makes 제60조 ① lead"))
-    if q in LEAD_NOT_YET else q for q in ANNUAL_LEAVE])
+@pytest.mark.parametrize("question", ANNUAL_LEAVE)
 def test_the_annual_leave_answer_leads_with_article_60_and_says_15_days_first(annual_leave_answers, question):
     answer = annual_leave_answers[question]
     first = answer.citations[0]
