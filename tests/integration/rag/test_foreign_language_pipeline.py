@@ -7,7 +7,7 @@ from rag import messages
 from rag.lang import framing_for
 from rag.pipeline import collect
 from tests.integration.rag.test_pipeline_llm import (  # noqa: F401  (make_pipeline and sleeps are fixtures)
-    FakeClaude,
+    claude_api,
     make_pipeline,
     passes,
     sleeps,
@@ -55,7 +55,7 @@ async def test_with_an_llm_the_answer_is_asked_for_in_the_askers_language_beside
         make_pipeline):  # noqa: F811 (the imported fixture)
     question = "How many days of paid annual leave do I get after one year?"
     reply = "You get 15 days: 「1년간 80퍼센트 이상 출근한 직원에게는 15일의 연차유급휴가를 준다.」 [1]."
-    claude = FakeClaude(understand=[understood(question)], grade=[passes("취업규칙 제20조")],
+    claude = claude_api(understand=[understood(question)], grade=[passes("취업규칙 제20조")],
                         answer=[stream(reply, followups=False)])
 
     answer, _ = await collect(make_pipeline(claude), question)
