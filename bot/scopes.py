@@ -111,7 +111,7 @@ class ScopeResolver:
     def from_file(cls, path: Path | None) -> ScopeResolver:
         """Load `path`; None means no scopes file, so everything is allowed. A bad file raises ConfigError."""
         if path is None:
-            logger.warning("no scopes file (REGBOT_SCOPES_FILE is unset): every place may search every collection")
+            logger.info("no scopes file (REGBOT_SCOPES_FILE is unset): every place may search every collection")
             return cls(None)
         try:
             raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))

@@ -69,6 +69,7 @@ class StartupSummary:
     llm: str
     state: str
     chroma: str
+    scopes: str = ""
 
     def lines(self) -> list[str]:
         def switch(name: str, value: Switch) -> str:
@@ -87,6 +88,7 @@ class StartupSummary:
             f"  {'LLM':<11}{self.llm}",
             f"  {'state':<11}{self.state}",
             f"  {'Chroma':<11}{self.chroma}",
+            *([f"  {'scopes':<11}{self.scopes}"] if self.scopes else []),
         ]
 
     def as_log_fields(self) -> dict:
@@ -120,6 +122,10 @@ def summarize(settings: Settings, components) -> StartupSummary:
         index_chunks=len(chunks), index_documents=len({c.doc for c in chunks}),
         index_version=components.store.version(), data_dir=str(settings.data_dir),
         llm=llm, state=state, chroma=chroma,
+        # Said here rather than as a warning: with no scopes file every place may search every collection
+        # (DESIGN.md §3, Scopes), which is right for one team and worth a line for everyone else.
+        scopes=(f"{settings.scopes_file}" if settings.scopes_file
+                else "none (REGBOT_SCOPES_FILE unset): every place may search every collection"),
     )
 
 

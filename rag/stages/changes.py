@@ -29,7 +29,8 @@ DEFAULT_CUES = Path(__file__).resolve().parent.parent / "data" / "changes.yaml"
 MAX_CHANGES_SHOWN = 3  # versions of one regulation, newest first
 MAX_ARTICLES_SHOWN = 6  # articles of one version
 QUOTE_CHARS = 240
-_ARTICLE = re.compile(r"제?\s*(\d+)\s*조(?:\s*의\s*(\d+))?")
+# Starts only at 제 or at a number's first digit, with possessive runs: linear on a stranger's text.
+_ARTICLE = re.compile(r"(?:제\s*+|(?<!\d))(\d++)\s*+조(?:\s*+의\s*+(\d+))?")
 
 
 class ChangeCues:

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from adapters.base import ScopeRequest
 from bot.scopes import NOTHING, ScopeResolver
 from rag.errors import ConfigError
 from rag.models import Scope
+from testkit import make_settings
 
 SCOPES_YAML = """
 defaults:
@@ -112,11 +115,14 @@ class TestScopesFailClosed:
     def test_an_empty_file_allows_nothing(self, tmp_path):
         assert resolver_of(tmp_path, "").resolve(ScopeRequest(platform="web")) == NOTHING
 
-    def test_without_a_file_start_up_says_everything_is_visible(self, caplog):
-        with caplog.at_level("WARNING", logger="bot.scopes"):
-            ScopeResolver.from_file(None)
+    def test_without_a_file_start_up_says_everything_is_visible(self, tmp_path):
+        from bot.startup import summarize
 
-        assert "every collection" in caplog.text
+        assert ScopeResolver.from_file(None).resolve(ScopeRequest(platform="web")) != NOTHING
+        components = SimpleNamespace(corpus=SimpleNamespace(chunks=[]), dense=None,
+                                     store=SimpleNamespace(version=lambda: 0))
+        block = summarize(make_settings(tmp_path), components).lines()
+        assert "  scopes     none (REGBOT_SCOPES_FILE unset): every place may search every collection" in block
 
     def test_audience_is_refused_as_it_restricts_nothing(self, tmp_path):
         with pytest.raises(ConfigError, match="audience"):
