@@ -59,8 +59,7 @@ def build_runtime(settings: Settings, components: Components, *, limits: LimitsC
     service = BotService(
         pipeline=components.pipeline, store=store, metrics=metrics,
         limits=limits or LimitsConfig.from_settings(settings), scopes=ScopeResolver.from_file(settings.scopes_file),
-        log_content=settings.log_content, keep_questions=settings.keep_questions,
-        recorder=recorder,
+        log_content=settings.log_content, recorder=recorder,
     )
     return Runtime(settings=settings, components=components, store=store, metrics=metrics, service=service,
                    recorder=recorder)
