@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     teams_allow_anonymous: bool = Field(False, alias="TEAMS_ALLOW_ANONYMOUS",
                                         description="Teams without authentication, for local testing; only honoured "
                                                     "when `MICROSOFT_APP_ID` is unset.")
+    teams_openid_metadata_url: str = Field("", alias="TEAMS_OPENID_METADATA_URL",
+                                           description="OpenID metadata whose `jwks_uri` verifies Teams tokens "
+                                                       "instead of Microsoft's key sets (a sovereign cloud; tests); "
+                                                       "https, or http on this machine; empty: Microsoft's.")
     host: str = Field("127.0.0.1", alias="REGBOT_HOST", description="Address `regbot serve` listens on "
                       "(`0.0.0.0` in a container).")
     port: int = Field(3978, alias="REGBOT_PORT", description="Port `regbot serve` and `regbot playground` listen on.")

@@ -136,7 +136,8 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
         teams = TeamsAdapter(runtime.service, app_id=settings.microsoft_app_id,
                              app_password=settings.microsoft_app_password,
                              tenant_id=settings.microsoft_app_tenant_id,
-                             allow_anonymous=settings.teams_allow_anonymous and not settings.microsoft_app_id)
+                             allow_anonymous=settings.teams_allow_anonymous and not settings.microsoft_app_id,
+                             openid_metadata_url=settings.teams_openid_metadata_url)
         teams.attach(app)
         runtime.adapters.append(teams)
     if settings.playground:
