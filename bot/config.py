@@ -141,6 +141,11 @@ class Settings(BaseSettings):
         "", alias="REGBOT_SESSION_SECRET",
         description="Key that signs the playground's session cookie (the user id of its questions and votes); "
                     "empty: a random key per process, so replicas behind one address need the same value.")
+    playground_access_code: str = Field(
+        "", alias="REGBOT_PLAYGROUND_ACCESS_CODE",
+        description="A shared code a published playground asks for once per browser session (its cookie "
+                    "remembers it); without it the playground API answers 401. Empty: no code.",
+        json_schema_extra={"secret": True})
     playground_per_address_per_min: float = Field(
         20.0, ge=0, alias="REGBOT_PLAYGROUND_PER_ADDRESS_PER_MIN",
         description="Playground questions a client address may ask a minute (0: no limit); catches a client "

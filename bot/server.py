@@ -155,6 +155,7 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             runtime.service, lookup_article=article_chunks, public_hosts=settings.public_host_names,
             examples=example_questions(indexed_articles(runtime.components)),
             sessions=PlaygroundSessions(settings.session_secret.encode() or None),
+            access_code=settings.playground_access_code,
             budget=PlaygroundBudget(per_address_per_min=settings.playground_per_address_per_min,
                                     total_per_min=settings.playground_per_min))
         playground.attach(app)
