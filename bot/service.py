@@ -27,7 +27,6 @@ from bot.scopes import ScopeResolver
 from bot.state import (
     ConversationLocks,
     EventClaims,
-    FeedbackLog,
     HistoryStore,
     LockBackend,
     LockTimeout,
@@ -67,9 +66,6 @@ class ServiceState(Protocol):
 
     @property
     def history(self) -> HistoryStore: ...
-
-    @property
-    def feedback(self) -> FeedbackLog: ...
 
 
 def conversation_origin(conversation_key: str) -> tuple[str, str]:
@@ -121,7 +117,6 @@ class BotService:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         log_content: bool = False,
-        keep_questions: bool = False,
         recorder: TurnRecorder | None = None,
     ) -> None:
         self._pipeline = pipeline
@@ -133,7 +128,6 @@ class BotService:
         self._clock = clock
         self._sleep = sleep
         self._log_content = log_content
-        self._keep_questions = keep_questions
         # Platform user ids never reach shared state raw: they are keyed by the records' salted HMAC. With
         # records off there is no shared salt: a fixed key keeps replicas' buckets shared (pseudonymous, not
         # secret: whoever reads Redis and knows an id can test it).
@@ -185,18 +179,14 @@ class BotService:
         return self._scopes.resolve(request)
 
     async def record_feedback(self, feedback: Feedback) -> None:
-        """Count the vote and keep it; what was asked, answered and commented only with `keep_questions`."""
-        kept = feedback if self._keep_questions else feedback.model_copy(
-            update={"question": "", "answer": "", "comment": ""})
-        kept = kept.model_copy(update={"user": await self._pseudonym(feedback.user)})
-        record = {"at": self._clock(), **kept.model_dump(mode="json")}
+        """Count the vote and keep it as a turn record (salted ids; the comment only with REGBOT_KEEP_QUESTIONS).
+
+        Records are the one place votes live, under the records' retention and `regbot report --purge`; with
+        records off (REGBOT_RECORDS_DAYS=0) only the counter is kept.
+        """
         self._metrics.observe_feedback(feedback.platform, feedback.rating)
         if self._recorder is not None:
-            self._recorder.feedback_given(feedback, at=record["at"])
-        try:
-            await self._store.feedback.append(json.dumps(record, ensure_ascii=False))
-        except StateUnavailable as exc:
-            logger.warning("feedback from %s lost: %s", feedback.platform, exc)
+            self._recorder.feedback_given(feedback, at=self._clock())
 
     async def answer(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
         """Answer one turn; always ends with a `done` or an `error` event and never raises."""

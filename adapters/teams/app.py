@@ -316,6 +316,8 @@ class TeamsAdapter:
         clock: time source for stream throttling and backoff.
         options: rendering limits (stream pace, edit interval, message size).
         shutdown_grace_s: how long `close()` lets running answers finish.
+        openid_metadata_url: verify tokens with the keys this OpenID metadata names instead of Microsoft's
+            (TEAMS_OPENID_METADATA_URL: a sovereign cloud, or a local fake in tests).
     """
 
     def __init__(
@@ -329,9 +331,11 @@ class TeamsAdapter:
         clock: Clock | None = None,
         options: TeamsRenderOptions | None = None,
         shutdown_grace_s: float = 10.0,
+        openid_metadata_url: str = "",
     ) -> None:
         self._auth = TeamsAuth(
-            app_id=app_id, app_password=app_password, tenant_id=tenant_id, allow_anonymous=allow_anonymous
+            app_id=app_id, app_password=app_password, tenant_id=tenant_id, allow_anonymous=allow_anonymous,
+            openid_metadata_url=openid_metadata_url,
         )
         self._cloud = CloudAdapter(
             connection_manager=self._auth.connections(), host_validator=self._auth.host_validator()

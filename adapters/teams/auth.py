@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from typing import Literal
+import urllib.request
+from typing import Any, Literal
+from urllib.parse import urlparse
 
-from jwt import PyJWTError, get_unverified_header
+from jwt import PyJWK, PyJWTError, get_unverified_header
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.core import OutboundHostValidator
 from microsoft_agents.hosting.core.authorization import (
@@ -15,6 +19,7 @@ from microsoft_agents.hosting.core.authorization import (
     Connections,
     JwtTokenValidator,
 )
+from microsoft_agents.hosting.core.authorization.jwt.jwt_token_validator import _JwkClientManager
 
 from rag.errors import ConfigError
 
@@ -33,7 +38,8 @@ class TeamsAuth:
     - Otherwise: every request is refused (401), so a half-configured server never answers anyone.
     """
 
-    def __init__(self, *, app_id: str, app_password: str, tenant_id: str, allow_anonymous: bool) -> None:
+    def __init__(self, *, app_id: str, app_password: str, tenant_id: str, allow_anonymous: bool,
+                 openid_metadata_url: str = "") -> None:
         self.mode: AuthMode
         self.tenant_id = ""
         if app_id:
@@ -63,6 +69,12 @@ class TeamsAuth:
             self.mode = "closed"
             self._config = AgentAuthConfiguration(anonymous_allowed=False)
         self._validator = JwtTokenValidator(self._config)
+        if openid_metadata_url:
+            # The SDK picks Microsoft's key sets from the token's issuer; this replaces them with the set the
+            # metadata names (a sovereign cloud's, or a local fake's in tests). Audience, issuer, expiry and
+            # tenant checks stay the SDK's.
+            logger.warning("Teams tokens are verified with the keys of %s", openid_metadata_url)
+            self._validator._jwk_client_manager = _MetadataKeys(openid_metadata_url)
 
     async def authenticate(self, authorization: str | None) -> ClaimsIdentity | None:
         """The caller's identity, or None when the request must be refused with 401."""
@@ -75,7 +87,7 @@ class TeamsAuth:
             return None
         try:
             return await self._validator.validate_token(token)
-        except (PyJWTError, ValueError, KeyError, TypeError) as error:
+        except (PyJWTError, OSError, ValueError, KeyError, TypeError) as error:
             # The SDK validator trusts the token's shape (a KeyError for a missing claim): all of it is a 401.
             logger.info("Rejected a Teams token: %s", type(error).__name__)
             return None
@@ -87,6 +99,30 @@ class TeamsAuth:
     def host_validator(self) -> OutboundHostValidator:
         """Service URLs we may send to: Microsoft's hosts when authenticated, anything locally."""
         return OutboundHostValidator(enabled=self.mode == "jwt")
+
+
+class _MetadataKeys(_JwkClientManager):
+    """Signing keys from the `jwks_uri` of one OpenID metadata document, whatever the token's issuer."""
+
+    def __init__(self, metadata_url: str) -> None:
+        super().__init__()
+        url = urlparse(metadata_url)
+        if url.scheme != "https" and url.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise ConfigError("TEAMS_OPENID_METADATA_URL must be https (plain http only on this machine)")
+        self._metadata_url = metadata_url
+        self._jwks_uri: str | None = None
+
+    async def get_signing_key(self, jwks_uri: str, header: dict[str, Any]) -> PyJWK:
+        if self._jwks_uri is None:
+            self._jwks_uri = await asyncio.to_thread(self._read_jwks_uri)
+        return await super().get_signing_key(self._jwks_uri, header)
+
+    def _read_jwks_uri(self) -> str:
+        with urllib.request.urlopen(self._metadata_url, timeout=10) as response:
+            jwks_uri = json.loads(response.read(1 << 20))["jwks_uri"]
+        if not isinstance(jwks_uri, str):
+            raise ValueError("OpenID metadata without a jwks_uri")
+        return jwks_uri
 
 
 def _is_bot_connector_shaped(token: str) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit
 from uuid import uuid4
 
 from aiohttp import web
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
 from adapters.json_body import JsonBodyError, parse_json_body
@@ -56,6 +57,8 @@ ASK_ROUTE = "/api/playground/ask"
 FEEDBACK_ROUTE = "/api/playground/feedback"
 ARTICLE_ROUTE = "/api/playground/article"
 HISTORY_ROUTE = "/api/playground/history"
+UNLOCK_ROUTE = "/api/playground/unlock"
+ACCESS_REQUIRED = "access code required"
 TURN_HEADER = "X-Regbot-Turn"
 
 # The article text for a reference (`취업규칙 제20조`) within a scope; empty when it names no article.
@@ -94,6 +97,8 @@ class WebPlaygroundAdapter:
         examples: the page's example questions (drawn from what is indexed; default: the samples' ones).
         sessions: the signed session cookie the user id comes from (a random key per process by default).
         budget: questions a minute per client address and in all (by default 20 and 120).
+        access_code: a shared code a published playground asks for once per session
+            (`REGBOT_PLAYGROUND_ACCESS_CODE`); the API answers 401 without it. Empty: no code.
     """
 
     def __init__(
@@ -106,16 +111,19 @@ class WebPlaygroundAdapter:
         examples: Sequence[str] = (),
         sessions: PlaygroundSessions | None = None,
         budget: PlaygroundBudget | None = None,
+        access_code: str = "",
     ) -> None:
         self._public_hosts = frozenset(host.strip().strip("[]").lower() for host in public_hosts if host.strip())
         if not self._public_hosts:
             raise ValueError("public_hosts needs at least one host name (REGBOT_PUBLIC_HOSTS)")
         self._service = service
+        self._access_code = access_code
         self._sessions = sessions or PlaygroundSessions()
         self._budget = budget or PlaygroundBudget(per_address_per_min=20, total_per_min=120)
         self._lookup_article = lookup_article
         self._answered = AnsweredTurns(capacity=remembered_answers)
-        api = {"ask": ASK_ROUTE, "feedback": FEEDBACK_ROUTE, "article": ARTICLE_ROUTE, "history": HISTORY_ROUTE}
+        api = {"ask": ASK_ROUTE, "feedback": FEEDBACK_ROUTE, "article": ARTICLE_ROUTE, "history": HISTORY_ROUTE,
+               "unlock": UNLOCK_ROUTE}
         self._page = render_page(page_config(api=api, articles=lookup_article is not None), examples=examples)
         self._static = {name: static_text(name) for name in STATIC_FILES}
 
@@ -124,13 +132,24 @@ class WebPlaygroundAdapter:
         app.router.add_get("/", self._published(self.index))
         for name in STATIC_FILES:
             app.router.add_get(f"{STATIC_PREFIX}/{name}", self._published(self.static))
-        app.router.add_post(ASK_ROUTE, self._published(self.ask))
-        app.router.add_post(FEEDBACK_ROUTE, self._published(self.feedback))
-        app.router.add_get(ARTICLE_ROUTE, self._published(self.article))
-        app.router.add_get(HISTORY_ROUTE, self._published(self.history))
+        app.router.add_post(ASK_ROUTE, self._published(self._unlocked(self.ask)))
+        app.router.add_post(FEEDBACK_ROUTE, self._published(self._unlocked(self.feedback)))
+        app.router.add_get(ARTICLE_ROUTE, self._published(self._unlocked(self.article)))
+        app.router.add_get(HISTORY_ROUTE, self._published(self._unlocked(self.history)))
+        app.router.add_post(UNLOCK_ROUTE, self._published(self.unlock))
 
     def _published(self, handler: Handler) -> Handler:
         return published_only(handler, self._public_hosts)
+
+    def _unlocked(self, handler: Handler) -> Handler:
+        """401 for a session that has not entered the access code (when one is set)."""
+
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            if not self._sessions.has_access(request, self._sessions.of(request), self._access_code):
+                return web.json_response({"error": ACCESS_REQUIRED, "access": "required"}, status=401)
+            return await handler(request)
+
+        return guarded
 
     async def close(self) -> None:
         """Nothing to release: aiohttp's graceful shutdown lets streaming answers finish, then cancels them."""
@@ -244,6 +263,26 @@ class WebPlaygroundAdapter:
         ))
         return web.json_response({"recorded": True, "message": messages.FEEDBACK_THANKS})
 
+    async def unlock(self, request: web.Request) -> web.Response:
+        """Check the shared access code once; the session's cookies then remember it."""
+        try:
+            entered = await _read_json(request, _UnlockRequest)
+        except _BadRequest as bad:
+            return _error(bad.status, bad.reason)
+        if not self._access_code:
+            return web.json_response({"unlocked": True})
+        # Each attempt counts against the address's and the playground's question budget: no fast guessing.
+        wait_s = self._budget.take(request.remote or "")
+        if wait_s:
+            return web.json_response({"error": "too many attempts"}, status=429,
+                                     headers={"Retry-After": str(max(1, math.ceil(wait_s)))})
+        if not hmac.compare_digest(entered.code.strip().encode(), self._access_code.encode()):
+            logger.info("playground: a wrong access code")
+            return web.json_response({"error": "wrong access code", "access": "required"}, status=401)
+        response = web.json_response({"unlocked": True})
+        self._sessions.grant_access(response, self._sessions.of(request), self._access_code)
+        return response
+
     async def article(self, request: web.Request) -> web.Response:
         """The article a citation names, within the playground's scope."""
         try:
@@ -269,6 +308,10 @@ class WebPlaygroundAdapter:
         stored = await self._service.history(conversation_key(wanted.conversation_id))
         shown = [m.model_copy(update={"content": neutralize_untrusted(m.content)}) for m in stored]
         return web.json_response({"messages": [m.model_dump(mode="json") for m in shown]})
+
+
+class _UnlockRequest(BaseModel):
+    code: str = Field(max_length=200)
 
 
 class _HistoryRequest(BaseModel):

@@ -44,3 +44,5 @@ ARTICLE_QUOTE_ONLY = "전문을 불러오지 못해 답변에 인용된 부분�
 ARTICLE_CITED = "답변에 인용된 항"
 OPEN_SOURCE = "원문 문서 열기"
 CLOSE = "닫기"
+ACCESS_PROMPT = "이 체험판은 접근 코드가 필요해요. 안내받은 코드를 입력해 주세요."
+ACCESS_WRONG = "접근 코드가 맞지 않아요. 다시 확인해 주세요."

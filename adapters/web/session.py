@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 SESSION_COOKIE = "regbot_session"
+ACCESS_COOKIE = "regbot_access"
 _SESSION_AGE_S = 30 * 86400
 
 
@@ -65,6 +66,24 @@ class PlaygroundSessions:
         if session.new:
             response.set_cookie(SESSION_COOKIE, session.cookie, max_age=_SESSION_AGE_S, path="/", httponly=True,
                                 samesite="Strict")
+
+    def has_access(self, request: web.Request, session: PlaygroundSession, code: str) -> bool:
+        """Whether this session entered `code` (the shared access code); always True when no code is set."""
+        if not code:
+            return True
+        return not session.new and hmac.compare_digest(request.cookies.get(ACCESS_COOKIE, ""),
+                                                       self._access_token(session, code))
+
+    def grant_access(self, response: web.StreamResponse, session: PlaygroundSession, code: str) -> None:
+        """Remember on `response` that this session entered `code`: a cookie bound to the session and the code,
+        so changing REGBOT_PLAYGROUND_ACCESS_CODE asks everyone again."""
+        self.attach(response, session)
+        response.set_cookie(ACCESS_COOKIE, self._access_token(session, code), max_age=_SESSION_AGE_S, path="/",
+                            httponly=True, samesite="Strict")
+
+    def _access_token(self, session: PlaygroundSession, code: str) -> str:
+        code_digest = hashlib.sha256(code.encode()).hexdigest()
+        return self._sign(f"access:{session.session_id}:{code_digest}")
 
     def _sign(self, session_id: str) -> str:
         return hmac.new(self._key, session_id.encode(), hashlib.sha256).hexdigest()[:32]
@@ -121,4 +140,4 @@ class PlaygroundBudget:
         return 0.0 if tokens >= 1 else (1 - tokens) * 60.0 / per_min
 
 
-__all__ = ["SESSION_COOKIE", "PlaygroundBudget", "PlaygroundSession", "PlaygroundSessions"]
+__all__ = ["ACCESS_COOKIE", "SESSION_COOKIE", "PlaygroundBudget", "PlaygroundSession", "PlaygroundSessions"]

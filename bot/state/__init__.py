@@ -1,6 +1,6 @@
 """Bot state between turns, one small protocol per concern (`bot.state.base`).
 
-Dedupe claims, conversation locks, rate buckets, history, feedback and the answer cache each have an
+Dedupe claims, conversation locks, rate buckets, history and the answer cache each have an
 in-process implementation (`memory`) and a Redis one (`redis`); `StateStores.on_redis` puts them behind one
 `BackendSwitch` (`failover`) that falls back to in-process state while Redis is unreachable and writes the
 claims taken meanwhile through when it returns. `ConversationLocks` builds "one answer at a time per
@@ -9,7 +9,6 @@ conversation" on any `LockBackend`.
 
 from bot.state.base import (
     EventClaims,
-    FeedbackLog,
     HeldLock,
     HistoryStore,
     LockBackend,
@@ -19,7 +18,7 @@ from bot.state.base import (
 )
 from bot.state.failover import BackendSwitch, WriteThroughClaims, with_failover
 from bot.state.locks import ConversationLocks, LockTimeout
-from bot.state.memory import MemoryClaims, MemoryFeedback, MemoryHistory, MemoryLocks, MemoryRateBuckets
+from bot.state.memory import MemoryClaims, MemoryHistory, MemoryLocks, MemoryRateBuckets
 from bot.state.redis import RedisConnection
 from bot.state.stores import StateStores
 
@@ -27,13 +26,11 @@ __all__ = [
     "BackendSwitch",
     "ConversationLocks",
     "EventClaims",
-    "FeedbackLog",
     "HeldLock",
     "HistoryStore",
     "LockBackend",
     "LockTimeout",
     "MemoryClaims",
-    "MemoryFeedback",
     "MemoryHistory",
     "MemoryLocks",
     "MemoryRateBuckets",

@@ -15,7 +15,6 @@ from rag.models import Message
 
 HISTORY_MAX_MESSAGES = 20
 HISTORY_TTL_S = 7 * 24 * 3600
-FEEDBACK_MAX_RECORDS = 100_000
 
 
 class StateUnavailable(RegbotError):
@@ -82,24 +81,10 @@ class HistoryStore(Protocol):
         ...
 
 
-class FeedbackLog(Protocol):
-    """👍/👎 records, newest kept."""
-
-    async def append(self, record: str) -> None:
-        """Append one JSON record."""
-        ...
-
-    async def recent(self, limit: int = 100) -> list[str]:
-        """The newest records (JSON), oldest first."""
-        ...
-
-
 __all__ = [
-    "FEEDBACK_MAX_RECORDS",
     "HISTORY_MAX_MESSAGES",
     "HISTORY_TTL_S",
     "EventClaims",
-    "FeedbackLog",
     "HeldLock",
     "HistoryStore",
     "LockBackend",

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot.state.base import FEEDBACK_MAX_RECORDS, HISTORY_MAX_MESSAGES, HISTORY_TTL_S, TokenGrant
+from bot.state.base import HISTORY_MAX_MESSAGES, HISTORY_TTL_S, TokenGrant
 from rag.models import Message
 
 Clock = Callable[[], float]
@@ -187,23 +187,9 @@ class MemoryHistory:
         stored.expires_at = now + self._ttl_s
 
 
-class MemoryFeedback:
-    """Feedback records in this process, the newest `max_records` kept."""
-
-    def __init__(self, *, max_records: int = FEEDBACK_MAX_RECORDS) -> None:
-        self._records: deque[str] = deque(maxlen=max_records)
-
-    async def append(self, record: str) -> None:
-        self._records.append(record)
-
-    async def recent(self, limit: int = 100) -> list[str]:
-        return list(self._records)[-limit:] if limit > 0 else []
-
-
 __all__ = [
     "ExpiringKeys",
     "MemoryClaims",
-    "MemoryFeedback",
     "MemoryHistory",
     "MemoryLocks",
     "MemoryRateBuckets",

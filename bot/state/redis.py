@@ -1,7 +1,7 @@
 """State in Redis, shared by every replica. Any Redis failure raises `StateUnavailable`.
 
 Keys under one prefix: `history:{conversation}` (list of JSON messages), `claim:`, `lock:` (redis-py's lock),
-`bucket:` (hash), `cache:` and one `feedback` list.
+`bucket:` (hash) and `cache:`. Votes are turn records (`bot.records`), under the records' retention and purge.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from redis.asyncio.lock import Lock
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from bot.state.base import FEEDBACK_MAX_RECORDS, HISTORY_MAX_MESSAGES, HISTORY_TTL_S, StateUnavailable, TokenGrant
+from bot.state.base import HISTORY_MAX_MESSAGES, HISTORY_TTL_S, StateUnavailable, TokenGrant
 from rag.models import Message
 
 T = TypeVar("T")
@@ -209,30 +209,6 @@ class RedisHistory:
         await self._redis.run(append())
 
 
-class RedisFeedback:
-    """Feedback records in one capped Redis list."""
-
-    def __init__(self, redis: RedisConnection, *, max_records: int = FEEDBACK_MAX_RECORDS) -> None:
-        self._redis = redis
-        self._max = max_records
-
-    async def append(self, record: str) -> None:
-        key = self._redis.key("feedback")
-
-        async def append() -> None:
-            async with self._redis.client.pipeline(transaction=True) as pipe:
-                pipe.rpush(key, record)
-                pipe.ltrim(key, -self._max, -1)
-                await pipe.execute()
-
-        await self._redis.run(append())
-
-    async def recent(self, limit: int = 100) -> list[str]:
-        if limit <= 0:
-            return []
-        return list(await self._redis.run(self._redis.client.lrange(self._redis.key("feedback"), -limit, -1)))
-
-
 class RedisCache:
     """The answer cache's backend (`rag.cache.CacheBackend`): JSON values with a TTL."""
 
@@ -252,7 +228,6 @@ __all__ = [
     "RedisCache",
     "RedisClaims",
     "RedisConnection",
-    "RedisFeedback",
     "RedisHistory",
     "RedisLocks",
     "RedisRateBuckets",

@@ -7,14 +7,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot.state.base import EventClaims, FeedbackLog, HistoryStore, LockBackend, RateBuckets
+from bot.state.base import EventClaims, HistoryStore, LockBackend, RateBuckets
 from bot.state.failover import BackendSwitch, WriteThroughClaims, with_failover
-from bot.state.memory import MemoryClaims, MemoryFeedback, MemoryHistory, MemoryLocks, MemoryRateBuckets
+from bot.state.memory import MemoryClaims, MemoryHistory, MemoryLocks, MemoryRateBuckets
 from bot.state.redis import (
     RedisCache,
     RedisClaims,
     RedisConnection,
-    RedisFeedback,
     RedisHistory,
     RedisLocks,
     RedisRateBuckets,
@@ -40,7 +39,6 @@ class StateStores:
     locks: LockBackend
     buckets: RateBuckets
     history: HistoryStore
-    feedback: FeedbackLog
     cache: CacheBackend
     switch: BackendSwitch | None = None
     close_backend: Callable[[], Awaitable[None]] = field(default=_nothing_to_close, repr=False)
@@ -53,7 +51,6 @@ class StateStores:
             locks=MemoryLocks(clock=clock),
             buckets=MemoryRateBuckets(),
             history=MemoryHistory(clock=clock),
-            feedback=MemoryFeedback(),
             cache=MemoryCacheBackend(clock=clock),
         )
 
@@ -74,7 +71,6 @@ class StateStores:
             locks=with_failover(switch, RedisLocks(redis), local.locks),
             buckets=with_failover(switch, RedisRateBuckets(redis), local.buckets),
             history=with_failover(switch, RedisHistory(redis), local.history),
-            feedback=with_failover(switch, RedisFeedback(redis), local.feedback),
             cache=with_failover(switch, RedisCache(redis), local.cache),
             switch=switch,
             close_backend=redis.close,

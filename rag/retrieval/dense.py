@@ -26,8 +26,9 @@ DEFAULT_PASSAGE_CHARS = 200
 WRITE_BATCH = 5000
 
 
-def open_chroma_client(*, chroma_url: str = "", persist_dir: Path | None = None):
-    """A Chroma client: HTTP when `chroma_url` is set, else embedded and persistent in `persist_dir`."""
+def open_chroma_client(*, chroma_url: str = "", token: str = "", persist_dir: Path | None = None):
+    """A Chroma client: HTTP when `chroma_url` is set (with `token` as a bearer token when given), else embedded
+    and persistent in `persist_dir`."""
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -36,7 +37,8 @@ def open_chroma_client(*, chroma_url: str = "", persist_dir: Path | None = None)
         url = urlparse(chroma_url)
         try:
             return chromadb.HttpClient(host=url.hostname or "127.0.0.1", port=url.port or 8000,
-                                       ssl=url.scheme == "https", settings=settings)
+                                       ssl=url.scheme == "https", settings=settings,
+                                       headers={"Authorization": f"Bearer {token}"} if token else None)
         except ValueError as exc:  # chromadb's "Could not connect to a Chroma server": lexical-only, not a crash
             raise RetrievalUnavailable(f"Chroma is not reachable at {chroma_url}") from exc
     if persist_dir is None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import secrets
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -106,25 +109,41 @@ class LexicalIndex:
     # --- persistence -------------------------------------------------------------------------------------------
 
     def save(self, directory: Path, *, key: str) -> None:
-        """Write the index under `directory`, tagged with `key` (what it was built from)."""
-        tmp = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        if self.body is not None:
-            self.body.retriever.save(str(tmp / "body"), show_progress=False)
-        if self.title is not None:
-            self.title.retriever.save(str(tmp / "title"), show_progress=False)
-        meta = {"key": key, "chunk_ids": self.chunk_ids, "title_weight": self.title_weight}
-        (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-        shutil.rmtree(directory, ignore_errors=True)
-        tmp.rename(directory)
+        """Write the index under `directory`, tagged with `key` (what it was built from).
+
+        Replicas may share the data dir: each save writes a build directory of its own, then swaps the one-line
+        `CURRENT` pointer with `os.replace`, so a reader sees the old index or the new one, never a mix or a half
+        written file; a save that fails part-way leaves the old index in force.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        build = f"build-{os.getpid()}-{secrets.token_hex(4)}"
+        target, pointer_tmp = directory / build, directory / f"{_POINTER}.{build}.tmp"
+        previous = _current_build(directory)
+        try:
+            target.mkdir()
+            if self.body is not None:
+                self.body.retriever.save(str(target / "body"), show_progress=False)
+            if self.title is not None:
+                self.title.retriever.save(str(target / "title"), show_progress=False)
+            meta = {"key": key, "chunk_ids": self.chunk_ids, "title_weight": self.title_weight}
+            (target / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+            pointer_tmp.write_text(build, encoding="utf-8")
+            os.replace(pointer_tmp, directory / _POINTER)
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            pointer_tmp.unlink(missing_ok=True)
+            raise
+        _prune(directory, keep={build, previous})
 
     @classmethod
     def load(cls, directory: Path, *, key: str) -> LexicalIndex | None:
         """The saved index when it was built from `key`, else None."""
-        meta_path = directory / "meta.json"
+        build = _current_build(directory)
+        if build is None:
+            return None
+        directory = directory / build
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if meta.get("key") != key:
@@ -143,3 +162,41 @@ class LexicalIndex:
             log.warning("saved lexical index unreadable, rebuilding: %s", exc)
             return None
         return index
+
+
+_POINTER = "CURRENT"  # names the build directory in force
+# A build directory younger than this may be another replica's save in progress: never pruned. An index save
+# takes seconds even at 200k chunks (benchmarks/scale.py), so an hour leaves a wide margin.
+_PRUNE_AFTER_S = 3600.0
+
+
+def _current_build(directory: Path) -> str | None:
+    try:
+        build = (directory / _POINTER).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    # Only a name this module writes: a pointer edited by hand must not lead outside the index directory.
+    return build if build.startswith("build-") and "/" not in build and build not in (".", "..") else None
+
+
+def _prune(directory: Path, *, keep: set[str | None]) -> None:
+    """Delete older builds (the previous one stays for readers that resolved the pointer just before the swap),
+    stale pointer temporaries, and the files of the layout before builds (meta.json, body/, title/)."""
+    cutoff = time.time() - _PRUNE_AFTER_S
+    for entry in directory.iterdir():
+        if entry.name in ("meta.json", "body", "title"):
+            pass  # the single-directory layout of earlier releases
+        elif entry.name in keep or entry.name == _POINTER:
+            continue
+        elif not entry.name.startswith(("build-", f"{_POINTER}.")):
+            continue
+        else:
+            try:
+                if entry.stat().st_mtime > cutoff:
+                    continue
+            except OSError:
+                continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)

@@ -269,6 +269,23 @@
     log.setAttribute("aria-busy", value ? "true" : "false");
   }
 
+  async function unlock() {
+    let prompt = L.ACCESS_PROMPT;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const code = window.prompt(prompt);
+      if (code === null || !code.trim()) return false;
+      const response = await fetch(API.unlock, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code: code.trim() }),
+      });
+      if (response.ok) return true;
+      if (response.status !== 401) return false;
+      prompt = L.ACCESS_WRONG;
+    }
+    return false;
+  }
+
   async function ask(rawQuestion) {
     const question = rawQuestion.trim();
     if (busy || !question) return;
@@ -288,11 +305,14 @@
     };
     let finished = false;
     try {
-      const response = await fetch(API.ask, {
+      const send = () => fetch(API.ask, {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
         body: JSON.stringify({ question, conversation_id: conversationId, user_id: userId }),
       });
+      let response = await send();
+      // A published playground may ask for a shared access code: once, then the session cookie remembers it.
+      if (response.status === 401 && (await unlock())) response = await send();
       if (!response.ok || !response.body) throw new Error(`ask failed: ${response.status}`);
       const turnId = response.headers.get("X-Regbot-Turn");
       for await (const [kind, event] of readEvents(response.body)) {

@@ -7,13 +7,12 @@ the AI label, follow-ups, feedback, history within a conversation and the channe
 
 from __future__ import annotations
 
-import json
-
 import aiohttp
 import pytest
 
 from tests.e2e.conftest import RunningServer, StartServer
 from tests.e2e.fakes.bot_connector import FakeBotConnector, ReceivedActivity, is_final
+from tests.e2e.recorded import recorded_votes
 from tests.e2e.teams.activities import (
     PERSONAL_CONVERSATION,
     TENANT,
@@ -115,9 +114,9 @@ class TestRealServerPersonalChat:
 
         assert await regbot_teams.post(invoke) == (200, "")
 
-        [record] = [json.loads(r) for r in await regbot_teams.server.runtime.store.feedback.recent()]
-        assert (record["platform"], record["rating"]) == ("teams", "up")
-        assert (record["question"], record["answer"]) == ("", "")  # REGBOT_KEEP_QUESTIONS is off
+        turns, [vote] = await recorded_votes(regbot_teams.server)
+        assert (vote.platform, vote.rating, vote.comment) == ("teams", "up", "")
+        assert all((t.question, t.answer) == ("", "") for t in turns.values())  # REGBOT_KEEP_QUESTIONS is off
 
 
 class TestRealServerChannel:

@@ -6,11 +6,10 @@ follow-up in the same thread and gives a 👍. Screenshots go to test-artifacts/
 
 from __future__ import annotations
 
-import json
-
 from adapters.web import labels
 from bot.limits import LimitsConfig
 from rag import messages
+from tests.e2e.recorded import recorded_votes
 
 QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 ANSWER_TIMEOUT_MS = 30_000
@@ -86,8 +85,8 @@ async def test_question_citation_followup_and_feedback_in_one_thread(start_regbo
     # 👍 goes through the service's feedback path, for the turn it rated.
     await first.get_by_role("button", name=labels.FEEDBACK_UP).click()
     await first.get_by_text(messages.FEEDBACK_THANKS).wait_for()
-    record = json.loads((await server.runtime.store.feedback.recent())[-1])
-    assert (record["platform"], record["rating"]) == ("web", "up") and record["turn_id"]
+    _, [vote] = await recorded_votes(server)
+    assert (vote.platform, vote.rating) == ("web", "up") and vote.turn_id
 
     # A follow-up button asks in the same thread: the service sees both questions under this tab's key.
     followup = first.locator(".followups button").first

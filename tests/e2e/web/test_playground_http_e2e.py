@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import aiohttp
 
 from bot.limits import LimitsConfig
+from bot.records import ANSWER_KEEP_CHARS
 from rag import messages
+from tests.e2e.recorded import recorded_votes
 from tests.unit.adapters.web.fakes import parse_sse
 
 QUESTION = "입사 1년 지나면 연차 며칠 받아?"
@@ -103,9 +103,10 @@ class TestPlaygroundOn:
             async with http.post(server.url + "/api/playground/feedback", json=vote) as response:
                 assert response.status == 200
 
-        [record] = [json.loads(r) for r in await server.runtime.store.feedback.recent()]
-        assert (record["rating"], record["question"]) == ("down", QUESTION)
-        assert record["answer"] == frames[-1][1]["answer"]["text"]
+        turns, [vote] = await recorded_votes(server)
+        assert (vote.rating, vote.turn_id) == ("down", turn_id)
+        assert turns[turn_id].question == QUESTION
+        assert turns[turn_id].answer == frames[-1][1]["answer"]["text"][:ANSWER_KEEP_CHARS]
 
     async def test_thumbs_up_is_stored_like_slack_feedback(self, start_regbot):
         server = await start_regbot(REGBOT_PLAYGROUND="true")
@@ -118,14 +119,12 @@ class TestPlaygroundOn:
             async with http.get(server.url + "/metrics") as metrics:
                 exposition = await metrics.text()
 
-        records = [json.loads(r) for r in await server.runtime.store.feedback.recent()]
-        assert len(records) == 1
-        record = records[0]
-        assert (record["platform"], record["rating"]) == ("web", "up")
-        assert len(record["user"]) == 16 and "session" not in record["user"]  # the records' salted HMAC
-        assert record["conversation_key"] == f"web:{CONVERSATION}"
-        assert (record["question"], record["answer"]) == ("", "")  # REGBOT_KEEP_QUESTIONS is off
-        assert any(c["article"] == "제20조" for c in record["citations"])
+        turns, [vote] = await recorded_votes(server)
+        assert (vote.platform, vote.rating, vote.turn_id) == ("web", "up", turn_id)
+        assert len(vote.user) == 16 and vote.user == turns[turn_id].user  # the records' salted HMAC
+        assert vote.conversation == turns[turn_id].conversation and CONVERSATION not in vote.conversation
+        assert (turns[turn_id].question, turns[turn_id].answer) == ("", "")  # REGBOT_KEEP_QUESTIONS is off
+        assert any(c.article == "제20조" for c in turns[turn_id].citations)
         assert 'regbot_feedback_total{platform="web",rating="up"} 1.0' in exposition
 
     async def test_rate_limit_applies_per_browser(self, start_regbot):

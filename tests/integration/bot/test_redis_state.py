@@ -8,7 +8,7 @@ import redis.asyncio as redis_async
 
 from bot.metrics import Metrics
 from bot.state import RedisConnection, StateStores, StateUnavailable
-from bot.state.redis import RedisCache, RedisClaims, RedisFeedback, RedisHistory, RedisLocks, RedisRateBuckets
+from bot.state.redis import RedisCache, RedisClaims, RedisHistory, RedisLocks, RedisRateBuckets
 from rag.models import Message, Role
 from tests.polling import wait_until
 
@@ -84,12 +84,6 @@ class TestRedisState:
         await cache.cache_set("q", {"answer": "연차 15일", "n": 2}, ttl_s=60)
         assert await cache.cache_get("q") == {"answer": "연차 15일", "n": 2}
         assert await cache.cache_get("missing") is None
-
-    async def test_feedback_list_keeps_the_newest(self, make_redis):
-        feedback = RedisFeedback(make_redis(), max_records=2)
-        for n in range(3):
-            await feedback.append(f'{{"n": {n}}}')
-        assert await feedback.recent() == ['{"n": 1}', '{"n": 2}']
 
     async def test_unreachable_redis_raises_state_unavailable(self, redis_server):
         connection = RedisConnection.from_url("redis://127.0.0.1:1/0")

@@ -8,7 +8,6 @@ from bot.metrics import Metrics
 from bot.state import (
     BackendSwitch,
     MemoryClaims,
-    MemoryFeedback,
     MemoryHistory,
     MemoryLocks,
     MemoryRateBuckets,
@@ -118,12 +117,6 @@ class TestInProcessState:
             return await buckets.take("w", capacity=1, refill_per_s=0.5, now=0.0, max_wait_s=4.0)
 
         assert [await take() for _ in range(4)] == [(True, 0.0), (True, 2.0), (True, 4.0), (False, 6.0)]
-
-    async def test_feedback_keeps_the_newest_records(self):
-        feedback = MemoryFeedback(max_records=2)
-        for n in range(3):
-            await feedback.append(f'{{"n": {n}}}')
-        assert await feedback.recent() == ['{"n": 1}', '{"n": 2}']
 
 
 class TestFailover:

@@ -27,7 +27,7 @@ def test_tokens_from_an_older_tokenizer_are_recomputed(tmp_path, kiwi_tokenizer)
 
 def test_lexical_index_is_saved_and_reused_after_a_restart(tmp_path, kiwi_tokenizer):
     corpus = index_chunks(tmp_path, kiwi_tokenizer, [make_chunk("규정", "제1조", "휴가", "휴가는 15일이다.")])
-    assert (tmp_path / "bm25" / "meta.json").exists()
+    assert (tmp_path / "bm25" / "CURRENT").exists()
     again = IndexedCorpus(corpus.store, None, kiwi_tokenizer, index_dir=tmp_path / "bm25")
     assert again.lexical.chunk_ids == corpus.lexical.chunk_ids
 
