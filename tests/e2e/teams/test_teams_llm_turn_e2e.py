@@ -2,36 +2,17 @@
 provider and SDK talk over HTTP to the fake Messages API on 127.0.0.1 (streamed deltas, a tool call), over the
 sample regulations (deterministic test embedder). And the same turn when the API hangs: one quoted answer."""
 
+# ruff: noqa: F811 (tests name the fixtures imported from tests/e2e/llm_turn.py)
 from __future__ import annotations
-
-import re
 
 import aiohttp
 import pytest
 
-from bot.app import build_components
 from rag import messages
-from testkit import HashingEmbedder, make_settings
 from tests.e2e.fakes.bot_connector import FakeBotConnector, is_final
+from tests.e2e.llm_turn import QUESTION, llm_api, sample_components, script_tool_turn  # noqa: F401 (fixtures)
 from tests.e2e.teams.activities import personal_message
-from tests.fakes.llm_api import HANG, Reply, as_json, streamed, tool_calls
-from tests.fakes.llm_pipeline import FakeLlmServer, llm_settings
-
-QUESTION = "휴직 기간도 근속연수에 들어가?"
-
-
-@pytest.fixture
-async def llm_api():
-    async with FakeLlmServer() as server:
-        yield server
-
-
-@pytest.fixture
-def sample_components(sample_components, llm_api, kiwi_tokenizer):
-    """The session's sample index, wired by `build_components` with Claude pointed at the fake API; a hang is
-    given up on after REGBOT_LLM_HANG_S (a quarter of it for the short structured calls)."""
-    settings = make_settings(sample_components.settings.data_dir, **llm_settings(llm_api, REGBOT_LLM_HANG_S="2"))
-    return build_components(settings, embedder=HashingEmbedder(), tokenizer=kiwi_tokenizer)
+from tests.fakes.llm_api import HANG
 
 
 @pytest.fixture
@@ -48,22 +29,6 @@ async def ask(start_regbot, bot_connector: FakeBotConnector):
         yield ask
 
 
-def numbered(label: str, text: str) -> int:
-    found = re.findall(rf"\[(\d+)\] {re.escape(label)}[ (]", text.replace("\\n", "\n"))
-    assert found, f"{label} is not among the sources sent"
-    return int(found[-1])
-
-
-def graded(text: str, body: dict) -> Reply:
-    return as_json({"score": 90, "missing": [], "relevant": [numbered("취업규칙 제31조", text)]})
-
-
-def answer_citing_both(text: str, body: dict) -> Reply:
-    own, referenced = numbered("취업규칙 제31조", text), numbered("취업규칙 제30조", text)
-    return streamed("휴직 기간은 ", f"근속연수에 포함돼요 [{own}]. ",
-                    f"다만 회사가 인정하는 학업·연수 휴직은 빼요 [{own}][{referenced}].")
-
-
 def final_messages(connector: FakeBotConnector, activity_id: str) -> list:
     return [a for a in connector.messages() if a.activity_id == activity_id and not a.is_update
             and (a.stream_info or {}).get("streamType") in (None, "final")]
@@ -71,13 +36,7 @@ def final_messages(connector: FakeBotConnector, activity_id: str) -> list:
 
 async def test_a_chat_message_is_answered_by_the_llm_streaming_after_a_tool_call_and_cites_both_articles(
         llm_api, ask, bot_connector):
-    fake = llm_api.script(
-        understand=[as_json({"standalone_question": QUESTION, "route": "search", "compound": False,
-                             "search_queries": [QUESTION]})],
-        grade=[graded],
-        answer=[tool_calls(("lookup_article", {"doc": "취업규칙", "article": "제30조"})), answer_citing_both],
-        verify=[as_json({"verdicts": [{"claim": 1, "supported": True}, {"claim": 2, "supported": True}]})],
-        followups=[as_json({"questions": ["휴직은 최대 얼마나 할 수 있어?"]})])
+    fake = script_tool_turn(llm_api)
 
     final = await ask(QUESTION, "msg-llm-1")
 
