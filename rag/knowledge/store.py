@@ -202,15 +202,6 @@ class ChunkStore:
                        (file_hash, version.path, version.collection))
             self._bump_version(db)
 
-    def set_effective(self, version: VersionRecord, effective: str, file_hash: str) -> None:
-        """A held version whose text is re-ingested unchanged under another effective date takes the new date."""
-        with closing(self._connect()) as db, db:
-            db.execute("UPDATE versions SET effective = ? WHERE path = ? AND collection = ? AND version = ?",
-                       (effective, version.path, version.collection, version.version))
-            db.execute("UPDATE files SET file_hash = ? WHERE path = ? AND collection = ?",
-                       (file_hash, version.path, version.collection))
-            self._bump_version(db)
-
     def next_pending(self) -> str:
         """The earliest effective date a held version waits for, or ""."""
         with closing(self._connect()) as db:
