@@ -26,13 +26,13 @@ sys.path.insert(0, str(REPO))
 
 from bot.app import Components, build_components  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.limits import LimitsConfig  # noqa: E402
-from bot.metrics import Metrics  # noqa: E402
-from bot.records import RedisRecordStore, SqliteRecordStore, TurnRecorder  # noqa: E402
-from bot.report import percentile  # noqa: E402
-from bot.service import BotService  # noqa: E402
+from bot.report.records import RedisRecordStore, SqliteRecordStore, TurnRecorder  # noqa: E402
+from bot.report.report import percentile  # noqa: E402
+from bot.report.themes import TopicNouns  # noqa: E402
+from bot.service.limits import LimitsConfig  # noqa: E402
+from bot.service.metrics import Metrics  # noqa: E402
+from bot.service.service import BotService  # noqa: E402
 from bot.state import MemoryStateStore  # noqa: E402
-from bot.themes import TopicNouns  # noqa: E402
 from rag.models import Answer, Route, Turn  # noqa: E402
 
 QUESTIONS = [

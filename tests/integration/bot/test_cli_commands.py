@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot import cli
+from bot.cli import cli
 from rag import messages
 from rag.models import AnswerEvent, Turn
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot import cli
+from bot.cli import cli
 from rag import messages
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from bot import cli
+from bot.cli import cli
 from rag import messages
 from rag.models import AnswerEvent
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
+from bot.cli import cli
 from bot.config import Settings
 
 

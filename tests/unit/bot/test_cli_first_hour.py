@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot import cli
+from bot.cli import cli
 from rag import messages
 from rag.models import Answer, AnswerEvent, Route
 from testkit import REPO_ROOT

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.base import Feedback, ScopeRequest
-from bot.metrics import Metrics
-from bot.records import SqliteRecordStore, TurnRecorder
-from bot.scopes import ScopeResolver, ScopeRules
-from bot.service import BotService, conversation_origin
+from bot.report.records import SqliteRecordStore, TurnRecorder
+from bot.service.metrics import Metrics
+from bot.service.scopes import ScopeResolver, ScopeRules
+from bot.service.service import BotService, conversation_origin
 from bot.state import StateStores
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
@@ -120,7 +120,7 @@ class TestAnswering:
 
         service = make_service()
         service._pipeline = BrokenPipeline()
-        with caplog.at_level(logging.INFO, logger="bot.service"):
+        with caplog.at_level(logging.INFO, logger="bot.service.service"):
             events = await collect(service, make_turn("비밀 인사 질문"))
         assert [(e.kind, e.text) for e in events] == [
             (AnswerEventKind.DELTA, "부분 답"),
@@ -158,7 +158,7 @@ class TestAnswering:
         assert metrics.value("regbot_requests_total", {"platform": "slack", "outcome": "timeout"}) == 1
 
     async def test_turn_log_line_names_route_llm_calls_and_timings(self, make_service, caplog):
-        with caplog.at_level(logging.INFO, logger="bot.service"):
+        with caplog.at_level(logging.INFO, logger="bot.service.service"):
             await collect(make_service(), make_turn("연차는 며칠이야?"))
         line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("turn "))
         assert "outcome=answered route=search llm_calls=2" in line

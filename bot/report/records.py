@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from adapters.base import Feedback
-from bot.themes import TopicNouns
+from bot.report.themes import TopicNouns
 from rag.lang import detect_language
 from rag.models import Answer, Outcome, Route, Turn
 

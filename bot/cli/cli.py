@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 from rich.console import Console
 
-from bot.changes_cli import add_changes_arguments, cmd_changes
+from bot.cli.changes import add_changes_arguments, cmd_changes
 from bot.config import Settings
 from rag.errors import RegbotError
 from rag.models import Answer, Message, Role
@@ -30,7 +30,7 @@ from rag.text import normalize_text, question_problem
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from bot.terminal import StreamResult
+    from bot.cli.terminal import StreamResult
 
 EXIT_CODES_HELP = """exit codes:
   0    success
@@ -250,7 +250,7 @@ def add_ask_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.terminal import Terminal
+    from bot.cli.terminal import Terminal
 
     question = checked_question(args.question, settings)
     require_index(settings, args)
@@ -295,7 +295,7 @@ def read_lines(prompt: str) -> Iterator[str]:
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.terminal import Terminal
+    from bot.cli.terminal import Terminal
 
     require_index(settings, args)
     components = args.build(settings)
@@ -456,8 +456,8 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.logging_setup import configure_logging
-    from bot.server import PortInUse, serve
+    from bot.server.logging_setup import configure_logging
+    from bot.server.server import PortInUse, serve
 
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
@@ -480,7 +480,7 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
     import os
     import webbrowser
 
-    from bot.server import PORT_IN_USE, PortInUse, build_runtime, create_app, port_in_use, run_until_stopped
+    from bot.server.server import PORT_IN_USE, PortInUse, build_runtime, create_app, port_in_use, run_until_stopped
 
     port = args.port if args.port is not None else settings.port
     settings = settings.model_copy(update={"playground": True, "host": "127.0.0.1", "port": port})
@@ -518,7 +518,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     """What was asked, answered, refused (by theme) and disliked, from the turn records `serve` writes."""
-    from bot.report_cli import run_report
+    from bot.cli.report import run_report
 
     return run_report(settings, since=args.since, as_json=args.json, html_file=args.html, purge=args.purge,
                       purge_all=args.all, out=out, err=console)

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from adapters.base import Feedback, ScopeRequest
-from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
-from bot.metrics import Metrics
-from bot.records import TurnRecorder
-from bot.scopes import ScopeResolver
+from bot.report.records import TurnRecorder
+from bot.service.limits import AnswerQueue, LimitsConfig, RateLimiter
+from bot.service.metrics import Metrics
+from bot.service.scopes import ScopeResolver
 from bot.state import (
     ConversationLocks,
     EventClaims,
