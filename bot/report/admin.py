@@ -28,7 +28,7 @@ from bot.report.records import RecordStore, open_record_store
 from bot.report.report import Report, ReportWindowError, load_report, parse_since
 
 if TYPE_CHECKING:
-    from bot.server.server import Runtime
+    from bot.server.runtime import Runtime
     from rag.knowledge.versions import DocumentChange
 
 logger = logging.getLogger(__name__)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import ipaddress
 import logging
 import sys
-from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from bot.app import Components, build_components
 from bot.config import Settings
-from bot.report.records import TurnRecorder, build_recorder
+from bot.report.records import build_recorder
 from bot.server.http_guard import RequestGuard
 from bot.server.lifecycle import GracefulShutdown
 from bot.server.readiness import check_readiness
+from bot.server.runtime import Runtime
 from bot.server.startup import announce, summarize
 from bot.service.limits import LimitsConfig
 from bot.service.metrics import Metrics
@@ -24,19 +24,6 @@ from bot.state import RedisConnection, StateStores
 from rag.models import Chunk, Scope
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Runtime:
-    """What the server holds for its lifetime: components, the service, state, metrics and adapters."""
-
-    settings: Settings
-    components: Components
-    store: StateStores
-    metrics: Metrics
-    service: BotService
-    adapters: list = field(default_factory=list)
-    recorder: TurnRecorder | None = None
 
 
 RUNTIME = web.AppKey("runtime", Runtime)

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.server.server import Runtime, build_runtime, create_app
+from bot.server.runtime import Runtime
+from bot.server.server import build_runtime, create_app
 from bot.service.limits import LimitsConfig
 from testkit import make_settings, serve_app
 

@@ -13,7 +13,8 @@ import pytest
 from aiohttp import web
 
 from bot.server.lifecycle import GracefulShutdown
-from bot.server.server import Runtime, create_app
+from bot.server.runtime import Runtime
+from bot.server.server import create_app
 from bot.service.limits import LimitsConfig
 from bot.service.metrics import Metrics
 from bot.service.service import BotService

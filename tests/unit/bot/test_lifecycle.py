@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.server.lifecycle import GracefulShutdown
 from bot.server import lifecycle
+from bot.server.lifecycle import GracefulShutdown
 from tests.fakes.clock import FakeClock
 
 
