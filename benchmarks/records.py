@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO))
 
 from bot.app import Components, build_components  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.report.records import RedisRecordStore, SqliteRecordStore, TurnRecorder  # noqa: E402
+from bot.report.recorder import TurnRecorder  # noqa: E402
+from bot.report.records import RedisRecordStore, SqliteRecordStore  # noqa: E402
 from bot.report.report import percentile  # noqa: E402
 from bot.report.themes import TopicNouns  # noqa: E402
 from bot.service.limits import LimitsConfig  # noqa: E402

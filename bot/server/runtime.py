@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from bot.app import Components
 from bot.config import Settings
-from bot.report.records import TurnRecorder
+from bot.report.recorder import TurnRecorder
 from bot.service.metrics import Metrics
 from bot.service.service import BotService
 from bot.state import StateStores

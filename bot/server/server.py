@@ -10,7 +10,7 @@ from aiohttp import web
 
 from bot.app import Components, build_components
 from bot.config import Settings
-from bot.report.records import build_recorder
+from bot.report.recorder import build_recorder
 from bot.server.http_guard import RequestGuard
 from bot.server.lifecycle import GracefulShutdown
 from bot.server.readiness import check_readiness

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from adapters.base import Feedback, ScopeRequest
-from bot.report.records import TurnRecorder
+from bot.report.recorder import TurnRecorder
 from bot.service.limits import AnswerQueue, LimitsConfig, RateLimiter
 from bot.service.metrics import Metrics
 from bot.service.scopes import ScopeResolver

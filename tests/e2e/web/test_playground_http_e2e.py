@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from bot.report.records import ANSWER_KEEP_CHARS
+from bot.report.recorder import ANSWER_KEEP_CHARS
 from bot.service.limits import LimitsConfig
 from rag import messages
 from tests.e2e.recorded import recorded_votes

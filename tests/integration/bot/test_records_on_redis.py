@@ -10,7 +10,8 @@ from redis.asyncio import Redis
 
 from adapters.base import Feedback
 from bot.cli import main as regbot
-from bot.report.records import RedisRecordStore, TurnRecorder
+from bot.report.recorder import TurnRecorder
+from bot.report.records import RedisRecordStore
 from bot.service.metrics import Metrics
 from bot.service.service import BotService
 from bot.state import StateStores

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.report.records import SqliteRecordStore, TurnRecord, TurnRecorder
+from bot.report.recorder import TurnRecorder
+from bot.report.records import SqliteRecordStore, TurnRecord
 from bot.report.report import build_report, report_json
 from rag.models import Answer, Citation, Route, Scope, Turn
 from tests.fakes.clock import FakeClock

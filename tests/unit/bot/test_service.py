@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.base import Feedback, ScopeRequest
-from bot.report.records import SqliteRecordStore, TurnRecorder
+from bot.report.recorder import TurnRecorder
+from bot.report.records import SqliteRecordStore
 from bot.service.metrics import Metrics
 from bot.service.scopes import ScopeResolver, ScopeRules
 from bot.service.service import BotService, conversation_origin
