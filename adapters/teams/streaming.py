@@ -32,6 +32,7 @@ from adapters.teams.delivery import (
     Payload,
 )
 from rag import messages
+from rag.answer_fold import AnswerFold
 from rag.llm import RetryPolicy
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation
 
@@ -48,22 +49,10 @@ class RenderOutcome(BaseModel):
     delivered: bool = False
 
 
-class _Collected:
-    """What the events said so far; `done` carries the authoritative answer."""
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.status = ""
-        self.citations: tuple[Citation, ...] = ()
-        self.followups: tuple[str, ...] = ()
-
-    def final_parts(self, answer: Answer, max_chars: int) -> tuple[list[str], tuple[Citation, ...], tuple[str, ...]]:
-        text = answer.text or self.text
-        return (
-            cards.split_text(text, max_chars),
-            answer.citations or self.citations,
-            answer.followups or self.followups,
-        )
+def _final_parts(answer: Answer, seen: AnswerFold,
+                 max_chars: int) -> tuple[list[str], tuple[Citation, ...], tuple[str, ...]]:
+    """The final message's parts (the answer's text, else what streamed), citations and follow-ups as folded."""
+    return cards.split_text(answer.text or seen.text, max_chars), seen.citations, seen.followups
 
 
 def _plain_ai_part(text: str, stream_id: str | None) -> Payload:
@@ -85,22 +74,17 @@ class _EventRenderer:
         After the final message the remaining events are still drained (not closed), because the
         service saves the conversation history after its last event.
         """
-        seen = _Collected()
+        seen = AnswerFold()
         outcome: RenderOutcome | None = None
         try:
             async for event in events:
                 if outcome is not None:
                     continue
+                seen.take(event)
                 if event.kind == AnswerEventKind.STATUS:
-                    seen.status = event.text
                     await self._on_status(event.text, seen)
                 elif event.kind == AnswerEventKind.DELTA:
-                    seen.text += event.text
                     await self._on_delta(seen)
-                elif event.kind == AnswerEventKind.SOURCES:
-                    seen.citations = event.citations
-                elif event.kind == AnswerEventKind.FOLLOWUPS:
-                    seen.followups = event.followups
                 elif event.kind == AnswerEventKind.DONE and event.answer is not None:
                     outcome = await self._finish(event.answer, seen)
                 elif event.kind == AnswerEventKind.ERROR:
@@ -122,13 +106,13 @@ class _EventRenderer:
     def _stopped_by_user(self) -> bool:
         return False
 
-    async def _on_status(self, text: str, seen: _Collected) -> None:
+    async def _on_status(self, text: str, seen: AnswerFold) -> None:
         raise NotImplementedError
 
-    async def _on_delta(self, seen: _Collected) -> None:
+    async def _on_delta(self, seen: AnswerFold) -> None:
         raise NotImplementedError
 
-    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
+    async def _finish(self, answer: Answer, seen: AnswerFold) -> RenderOutcome:
         raise NotImplementedError
 
     async def _fail(self, text: str) -> RenderOutcome:
@@ -170,11 +154,11 @@ class PersonalChatStreamer(_EventRenderer):
         self._stream_ended = False  # finalised early (budget) or killed by Teams (timeout)
         self._cancelled = False  # the user pressed Stop
 
-    async def _on_status(self, text: str, seen: _Collected) -> None:
+    async def _on_status(self, text: str, seen: AnswerFold) -> None:
         if not seen.text:
             await self._update("informative", text)
 
-    async def _on_delta(self, seen: _Collected) -> None:
+    async def _on_delta(self, seen: AnswerFold) -> None:
         await self._update("streaming", seen.text)
 
     @property
@@ -236,8 +220,8 @@ class PersonalChatStreamer(_EventRenderer):
     def _open_stream(self) -> str | None:
         return None if self._stream_ended or self._cancelled else self._stream_id
 
-    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
-        parts, citations, followups = seen.final_parts(answer, self._max_text_chars)
+    async def _finish(self, answer: Answer, seen: AnswerFold) -> RenderOutcome:
+        parts, citations, followups = _final_parts(answer, seen, self._max_text_chars)
         stream_id = self._open_stream()
         for part in parts[:-1]:
             await self._send_final(_plain_ai_part, part, stream_id)
@@ -303,11 +287,11 @@ class ThreadReplyRenderer(_EventRenderer):
         self._last_edit_at: float | None = None
         self._edits_enabled = True
 
-    async def _on_status(self, text: str, seen: _Collected) -> None:
+    async def _on_status(self, text: str, seen: AnswerFold) -> None:
         if not seen.text:
             await self._progress(text)
 
-    async def _on_delta(self, seen: _Collected) -> None:
+    async def _on_delta(self, seen: AnswerFold) -> None:
         await self._progress(seen.text + " " + labels.TRUNCATION_MARK)
 
     async def _progress(self, text: str) -> None:
@@ -333,8 +317,8 @@ class ThreadReplyRenderer(_EventRenderer):
             return
         self._last_edit_at = now
 
-    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
-        parts, citations, followups = seen.final_parts(answer, self._max_text_chars)
+    async def _finish(self, answer: Answer, seen: AnswerFold) -> RenderOutcome:
+        parts, citations, followups = _final_parts(answer, seen, self._max_text_chars)
         replace = self._placeholder_id
         for part in parts[:-1]:
             await self._post(lambda text: cards.plain_message(text, ai_generated=True), part, replace)

@@ -34,6 +34,7 @@ from bot.state import (
     StateUnavailable,
 )
 from rag import messages
+from rag.answer_fold import AnswerFold
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
 from rag.text import normalize_text, question_problem
 
@@ -265,15 +266,17 @@ class BotService:
 
     async def _run_pipeline(self, turn: Turn, record: _TurnRecord) -> AsyncIterator[AnswerEvent]:
         """Relay the pipeline's events; stop after its `done` or `error`. The pipeline owns the deadline."""
+        fold = AnswerFold()
         async with contextlib.aclosing(self._pipeline.run(turn)) as events:
             async for event in events:
-                if event.kind == AnswerEventKind.DONE:
+                fold.take(event)
+                if fold.done:
                     record.outcome = "answered"
-                    record.answer = event.answer
+                    record.answer = fold.answer
                     yield event
                     return
-                if event.kind == AnswerEventKind.ERROR:
-                    timed_out = event.text.endswith(messages.TIMEOUT)
+                if fold.failed:
+                    timed_out = fold.error.endswith(messages.TIMEOUT)
                     record.outcome = "timeout" if timed_out else "failed"
                     self._metrics.observe_error("timeout" if timed_out else "pipeline")
                     yield event
