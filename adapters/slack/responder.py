@@ -14,6 +14,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import ScopeRequest, TurnService
+from adapters.conversation import ConversationKey
 from adapters.slack.blocks import AnswerBlocksRequest, build_answer_blocks
 from adapters.slack.history import ThreadHistoryLoader
 from adapters.slack.inbound import BotIdentity, SlackQuestion
@@ -209,7 +210,7 @@ class CommandResponder:
         """Answer the command; `respond` posts to its response_url (ephemeral unless shared)."""
         text = read_user_text(str(command.get("text") or ""))
         team, channel = str(command.get("team_id") or ""), str(command.get("channel_id") or "")
-        key = f"slack:{team}:{channel}:command:{command.get('trigger_id') or RecentAnswers.new_id()}"
+        key = ConversationKey.slack_command(team, channel, command.get("trigger_id") or RecentAnswers.new_id()).text
         collector = AnswerCollector(_ignore, _ignore)
         try:
             turn = Turn(

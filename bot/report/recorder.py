@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from adapters.base import Feedback
+from adapters.conversation import ConversationKey
 from bot.report.records import (
     CitedArticle,
     FeedbackRecord,
@@ -179,7 +180,7 @@ class TurnRecorder:
 
     def _turn_record(self, ended: _EndedTurn, salt: str) -> TurnRecord:
         turn, answer = ended.turn, ended.answer
-        workspace, channel = _workspace_and_channel(turn.conversation_key)
+        key = ConversationKey.parse(turn.conversation_key)
         outcome = turn_outcome(ended.outcome, answer)
         cited = tuple(dict.fromkeys(CitedArticle(doc=c.doc, article=c.article) for c in answer.citations)) \
             if answer else ()
@@ -190,8 +191,8 @@ class TurnRecorder:
             turn_id=turn.turn_id,
             at=ended.at,
             platform=ended.platform,
-            workspace=_hash(salt, workspace),
-            channel=_hash(salt, channel),
+            workspace=_hash(salt, key.workspace),
+            channel=_hash(salt, key.channel),
             user=_hash(salt, turn.user),
             conversation=_hash(salt, turn.conversation_key),
             route=answer.route.value if answer else "",
@@ -250,16 +251,6 @@ def _hash(salt: str, value: str) -> str:
     if not value:
         return ""
     return hmac.new(salt.encode(), value.encode(), hashlib.sha256).hexdigest()[:16]
-
-
-def _workspace_and_channel(conversation_key: str) -> tuple[str, str]:
-    """`slack:T01:C02:ts` → (T01, C02); a Teams conversation id (`19:…;messageid=…`) up to its thread part."""
-    parts = conversation_key.split(":", 2)
-    if len(parts) < 3:
-        return "", ""  # the playground: one conversation per browser tab, no workspace or channel
-    platform, workspace, rest = parts
-    channel = rest.split(";", 1)[0] if platform == "teams" else rest.split(":", 1)[0]
-    return workspace, channel
 
 
 def build_recorder(settings: Settings, components: Components) -> TurnRecorder | None:

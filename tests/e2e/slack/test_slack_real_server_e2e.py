@@ -230,7 +230,8 @@ class TestPushBack:
 
 
 def test_conversation_key_names_team_channel_and_thread():
-    # The bot service reads platform and workspace from the key (bot/service/service.py conversation_origin).
-    from bot.service.service import conversation_origin
+    # The bot service reads platform and workspace from the key (adapters/conversation.py).
+    from adapters.conversation import ConversationKey
 
-    assert conversation_origin(f"slack:{TEAM_ID}:{CHANNEL}:1760000001.000001") == ("slack", TEAM_ID)
+    key = ConversationKey.parse(f"slack:{TEAM_ID}:{CHANNEL}:1760000001.000001")
+    assert (key.platform, key.workspace, key.channel) == ("slack", TEAM_ID, CHANNEL)

@@ -13,7 +13,7 @@ from bot.report.recorder import TurnRecorder
 from bot.report.records import SqliteRecordStore
 from bot.service.metrics import Metrics
 from bot.service.scopes import ScopeResolver, ScopeRules
-from bot.service.service import BotService, conversation_origin
+from bot.service.service import BotService
 from bot.state import StateStores
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
@@ -32,15 +32,6 @@ async def collect(service: BotService, turn: Turn) -> list[AnswerEvent]:
 
 def answer_text(events: list[AnswerEvent]) -> str:
     return "".join(event.text for event in events if event.kind == AnswerEventKind.DELTA)
-
-
-class TestConversationOrigin:
-    def test_origin_reads_platform_and_workspace_from_the_key(self):
-        assert conversation_origin("slack:T01:C01:171.1") == ("slack", "T01")
-        assert conversation_origin("teams:tenant-1:19:abc@thread.tacv2;messageid=1") == ("teams", "tenant-1")
-
-    def test_origin_of_a_key_without_platform_is_other(self):
-        assert conversation_origin("session-42") == ("other", "")
 
 
 class TestInputChecks:
