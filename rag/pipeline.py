@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from rag.answer_fold import AnswerFold
 from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
 from rag.lang import detect_language, framing_for
@@ -474,7 +473,9 @@ async def collect(pipeline: AnswerPipeline, text: str, *, history: tuple[Message
                   scope: Scope | None = None, turn_id: str = "cli") -> tuple[Answer | None, list[AnswerEvent]]:
     """Run one question to the end; returns the final Answer (None after an error) and every event."""
     events: list[AnswerEvent] = []
-    fold = AnswerFold()
+    answer: Answer | None = None
     async for event in pipeline.run(Turn(turn_id=turn_id, text=text, history=history, scope=scope or Scope())):
-        events.append(fold.take(event))
-    return fold.answer, events
+        events.append(event)
+        if event.answer is not None:
+            answer = event.answer
+    return answer, events
