@@ -40,10 +40,12 @@ sys.path.insert(0, str(REPO))
 # ../shared beside the checkout (or beside the folder of worktrees).
 SHARED = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()),
               REPO.parent / "shared") / "eval"
-# The pool: the shared dev sets, our held-out sets already scored once (never heldout-13, the blind set), and the
-# chatty variants of real-dev situations.
+# The pool: the shared dev sets, our held-out sets already scored once (never heldout-13, the blind set), the
+# chatty variants of real-dev situations, and the English and Vietnamese tuning sets (foreign-dev, and the first
+# foreign held-out set, scored once).
 POOL = [SHARED / "dev.jsonl", SHARED / "real-dev.jsonl", REPO / "eval" / "heldout.jsonl",
-        *(REPO / "eval" / f"heldout-{n}.jsonl" for n in range(2, 13)), REPO / "eval" / "chatty-dev.jsonl"]
+        *(REPO / "eval" / f"heldout-{n}.jsonl" for n in range(2, 13)), REPO / "eval" / "chatty-dev.jsonl",
+        REPO / "eval" / "foreign-dev.jsonl", REPO / "eval" / "heldout-foreign-1.jsonl"]
 FIT_FILE = REPO / "rag" / "data" / "answerability_fit.yaml"
 FOLDS = 5
 MAX_REFUSED = 0.04  # answerable refused on the training folds: the target is ≤ 5 % held out, so a point of margin
@@ -68,6 +70,7 @@ async def record(paths: list[Path], cache: Path) -> int:
     from bot.app import build_components
     from bot.config import Settings
     from rag.eval import Evaluator, load_eval_file, retrieved_refs
+    from rag.lang import detect_language
     from rag.pipeline import collect
 
     components = build_components(Settings(REGBOT_LLM="offline"))
@@ -88,7 +91,8 @@ async def record(paths: list[Path], cache: Path) -> int:
                 rank = min((i for i, ref in enumerate(refs, 1) for g in item.gold if evaluator.matches(g, ref)),
                            default=None)
                 row = {"set": set_name(path), "id": item.id, "type": item.type, "answerable": bool(item.gold),
-                       "gold_rank": rank, "graded": grader.seen}
+                       "language": detect_language(item.turns[-1].content), "gold_rank": rank,
+                       "graded": grader.seen}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 count += 1
@@ -232,7 +236,18 @@ def cross_validate(rows: list[dict], names: list[str], k: int = FOLDS) -> dict:
     for name in dict.fromkeys(r["set"] for r in rows):
         mask = np.array([r["set"] == name for r in rows])
         by_set[name] = _shares(outcome[mask], answerable[mask], there[mask])
-    return {"held_out": _shares(outcome, answerable, there), "by_set": by_set, "folds": per_fold}
+    by_language = {}
+    for name in ("ko", "foreign"):
+        mask = np.array([(language_of(r) == "ko") == (name == "ko") for r in rows])
+        if mask.any():
+            by_language[name] = _shares(outcome[mask], answerable[mask], there[mask])
+    return {"held_out": _shares(outcome, answerable, there), "by_set": by_set, "by_language": by_language,
+            "folds": per_fold}
+
+
+def language_of(row: dict) -> str:
+    """The question's language as recorded (ko, en, vi); rows recorded before languages were, Korean."""
+    return row.get("language") or "ko"
 
 
 def _shares(outcome: np.ndarray, answerable: np.ndarray, there: np.ndarray) -> dict:
@@ -307,7 +322,8 @@ def fit(cache: Path, *, write: bool) -> dict:
         "sets": list(dict.fromkeys(r["set"] for r in rows)), "items": len(rows), "features": FEATURES,
         "folds": FOLDS, "stratified_by": "set and answerable / out of scope",
         "max_refused_on_training_folds": MAX_REFUSED, "refused_counted_where_retrieved": CONSTRAIN_WHERE_RETRIEVED,
-        "costs": COSTS, "l2": L2, "cross_validated": cv["held_out"], "cross_validated_by_set": cv["by_set"],
+        "costs": COSTS, "l2": L2, "cross_validated": cv["held_out"], "cross_validated_by_language": cv["by_language"],
+        "cross_validated_by_set": cv["by_set"],
         "fitted_on_all": result["provenance"]["fitted_on_all"],
     }
     result["without_similarity"] = fallback

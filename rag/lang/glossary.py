@@ -24,6 +24,7 @@ DEFAULT_GLOSSARY = Path(__file__).resolve().parent.parent / "data" / "glossary.y
 _ENGLISH_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _VIETNAMESE_WORD = re.compile(r"\w+")
 _NO_STEM = ("ss", "us", "is", "'s")
+_HANGUL_TERM = re.compile("[\uac00-\ud7a3]+(?:[ㆍ·][\uac00-\ud7a3]+)*")
 
 
 class GlossaryEntry(BaseModel):
@@ -71,8 +72,9 @@ def _strip_marks(text: str) -> str:
 
 def _typed_plain(text: str) -> bool:
     """A Vietnamese question typed without diacritics: it is compared with the glossary's phrases stripped too
-    (as written, "lương" and "lượng" stay apart)."""
-    return _strip_marks(text) == text
+    (as written, "lương" and "lượng" stay apart). Only Latin letters count: a Korean term in the question
+    ("nghi viec (퇴직금)") decomposes too, and is no diacritic."""
+    return "đ" not in text.lower() and not any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))
 
 
 class Glossary:
@@ -109,7 +111,10 @@ class Glossary:
                     taken[start:start + size] = [True] * size
                     found.append((start, entry))
         found.sort(key=lambda pair: pair[0])
-        korean = list(dict.fromkeys(word for _, entry in found for word in entry.korean))
+        # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
+        # someone told them, which no English or Vietnamese phrase names as precisely.
+        named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
+        korean = list(dict.fromkeys([*named, *(word for _, entry in found for word in entry.korean)]))
         topics = tuple(dict.fromkeys(entry.topic for _, entry in found if entry.names_topic))
         return GlossaryMatch(language=language, korean_query=" ".join(korean), topics=topics)
 

@@ -47,3 +47,14 @@ def test_a_vietnamese_question_typed_without_diacritics_still_matches() -> None:
 def test_a_korean_question_has_no_korean_query_of_its_own() -> None:
     read = GLOSSARY.read("연차 며칠이야?")
     assert read.language == "ko" and read.korean_query == ""
+
+
+def test_a_korean_term_the_asker_names_comes_first_in_the_korean_query() -> None:
+    read = GLOSSARY.read("How many days of yeoncha (연차) do I get after one year?")
+    assert read.korean_query.split()[0] == "연차"
+
+
+def test_a_vietnamese_question_typed_plain_around_a_korean_term_still_matches() -> None:
+    read = GLOSSARY.read("lam 2 nam roi nghi viec thi duoc toejikgeum (퇴직금) bao nhieu")
+    assert read.language == "vi"
+    assert read.korean_query.split()[:3] == ["퇴직금", "퇴직", "사직"]
