@@ -105,7 +105,17 @@ async def record(paths: list[Path], cache: Path) -> int:
 def load_rows(cache: Path) -> list[dict]:
     """The graded items that are either answerable or out of scope (small talk and lookups are never graded)."""
     rows = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r for r in rows if r["graded"] and (r["answerable"] or r["type"] == "out_of_scope")]
+    rows = [r for r in rows if r["graded"] and (r["answerable"] or r["type"] == "out_of_scope")]
+    for r in rows:
+        # A grading without features is the judge's early refusal (no hits, or no word to look for): it scored 0
+        # in the pipeline. Read at the features' centers it would score the bias alone (about .64, a hedge).
+        r["graded"] = [g for g in r["graded"] if g]
+    for r in rows:  # the judge's `foreign` and `unread` features, for Korean rows recorded before it had them
+        for g in r["graded"]:
+            g.setdefault("foreign", float(language_of(r) != "ko"))
+            if language_of(r) == "ko":
+                g.setdefault("unread", 0.0)
+    return rows
 
 
 def feature_names(rows: list[dict]) -> list[str]:
@@ -154,6 +164,9 @@ def scores(model: dict, rows: list[dict]) -> np.ndarray:
     c = np.array([model["center"][n] for n in names])
     best = []
     for r in rows:
+        if not r["graded"]:  # refused by the judge before it scored anything
+            best.append(0.0)
+            continue
         x = matrix(r["graded"], names, c) - c
         best.append(float(np.max(1.0 / (1.0 + np.exp(-(model["bias"] + x @ w))))))
     return np.array(best)
@@ -277,13 +290,21 @@ CANDIDATES = {
     "legal core, story as evidence, rank signals": ["coverage", "heading", "story", "agreement",
                                                     "document_agreement", "similarity", "similarity_core",
                                                     "margin", "lexical_first", "dense_first"],
+    "legal core and the question's language": ["coverage", "heading", "agreement", "document_agreement",
+                                               "similarity", "similarity_core", "foreign"],
+    "legal core, the question's language and what the glossary could not read": [
+        "coverage", "heading", "agreement", "document_agreement", "similarity", "similarity_core", "foreign",
+        "unread"],
     "lexical only (no dense index)": ["coverage", "heading", "missing_top", "story"],
     "everything recorded": None,
 }
 # Without a dense index (or with another embedder) similarity and agreement are unknown: a blend of the lexical
 # signals alone, fitted the same way, decides then (the best lexical-only set of `compare`).
 FALLBACK = "lexical only (no dense index)"
-FEATURES = "legal core"  # the best held-out figures of `compare` on the pool (2026-11-28), with the fewest signals
+# The best held-out figures of `compare` on the pool with the foreign sets (2026-11-29): Korean as with "legal core"
+# within noise (answerable refused +3 of 672, out of scope refused +5 of 173), foreign out of scope refused 12 of
+# 14 instead of 10 (the glossary's unread share tells an out-of-scope English question apart).
+FEATURES = "legal core, the question's language and what the glossary could not read"
 
 
 def compare(cache: Path) -> dict:
