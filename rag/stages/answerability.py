@@ -96,6 +96,9 @@ class AnswerabilityFit(BaseModel):
     # The lexical blend that decides when similarity is unknown (no dense index, another embedder): the fitted
     # blend would lose its strongest signal and lean on its bias.
     without_similarity: AnswerabilityFit | None = None
+    # The blend for English and Vietnamese questions (the judge's `foreign` feature set), fitted with the foreign
+    # tuning sets in the pool; Korean questions keep the blend above.
+    foreign: AnswerabilityFit | None = None
 
     @classmethod
     def load(cls, path: Path = DEFAULT_FIT) -> AnswerabilityFit:
@@ -192,9 +195,12 @@ class AnswerabilityJudge:
         return "hedged" if score >= hedge_at else "refused"
 
     def blend(self, features: Mapping[str, float | None]) -> AnswerabilityFit:
-        """The fitted blend, or its lexical sibling when similarity is unknown."""
+        """The fitted blend (a foreign question's own, when fitted), or its lexical sibling when similarity is
+        unknown."""
         if features.get("similarity") is None and self.fit.without_similarity is not None:
             return self.fit.without_similarity
+        if features.get("foreign") and self.fit.foreign is not None:
+            return self.fit.foreign
         return self.fit
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
