@@ -23,7 +23,7 @@ from adapters.slack.responder import Respond, ThreadResponder
 from adapters.slack.sanitize import read_user_text
 from adapters.slack.streaming import AnswerStreamerFactory, StreamTarget
 from adapters.text import escape_markup, sanitize_untrusted
-from rag import messages
+from rag.lang import detect_language, framing_for
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class ButtonHandlers:
             turn_id=record.turn_id if record else "",
         )
         await self._service.record_feedback(feedback)
-        thanks = sanitize_untrusted(messages.FEEDBACK_THANKS)
+        thanks = sanitize_untrusted(framing_for(detect_language(feedback.question)).FEEDBACK_THANKS)
         if click.message and click.channel:
             await self._client.chat_postEphemeral(
                 channel=click.channel, user=click.user, text=thanks, thread_ts=click.thread_ts
@@ -103,7 +103,9 @@ class ButtonHandlers:
         except SlackApiError as error:
             logger.info("slack share failed: %s", slack_error_code(error))
             await respond(
-                text=sanitize_untrusted(messages.SHARE_FAILED), response_type="ephemeral", replace_original=False
+                text=sanitize_untrusted(framing_for(detect_language(question)).SHARE_FAILED),
+                response_type="ephemeral",
+                replace_original=False,
             )
             return
         await respond(delete_original=True)

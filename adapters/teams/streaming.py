@@ -31,8 +31,8 @@ from adapters.teams.delivery import (
     Deliverer,
     Payload,
 )
-from rag import messages
 from rag.answer_fold import AnswerFold
+from rag.lang import framing_for
 from rag.llm import RetryPolicy
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation
 
@@ -68,6 +68,8 @@ async def _close(events: AsyncIterator[AnswerEvent]) -> None:
 class _EventRenderer:
     """Walks the AnswerEvents; subclasses decide how progress, the answer and failures look."""
 
+    _language = "ko"  # the question's language (rag/lang): the fallback error and the card's labels follow it
+
     async def render(self, events: AsyncIterator[AnswerEvent]) -> RenderOutcome:
         """Deliver the answer the events describe; every path ends with a message to the user.
 
@@ -88,7 +90,7 @@ class _EventRenderer:
                 elif event.kind == AnswerEventKind.DONE and event.answer is not None:
                     outcome = await self._finish(event.answer, seen)
                 elif event.kind == AnswerEventKind.ERROR:
-                    outcome = await self._fail(event.text or messages.INTERNAL_ERROR)
+                    outcome = await self._fail(event.text or framing_for(self._language).INTERNAL_ERROR)
                 if self._stopped_by_user:
                     logger.info("Teams stream stopped by the user")
                     return RenderOutcome()
@@ -99,7 +101,7 @@ class _EventRenderer:
         finally:
             await _close(events)
         if outcome is None:
-            outcome = await self._fail(messages.INTERNAL_ERROR)
+            outcome = await self._fail(framing_for(self._language).INTERNAL_ERROR)
         return outcome
 
     @property
@@ -135,6 +137,7 @@ class PersonalChatStreamer(_EventRenderer):
         stream_budget_s: float = 100.0,
         max_text_chars: int = 20_000,
         retry: RetryPolicy | None = None,
+        language: str = "ko",
     ) -> None:
         if min_interval_s < 1.0:
             raise ValueError("min_interval_s must be at least 1.0: Teams throttles faster streams with 403")
@@ -153,6 +156,7 @@ class PersonalChatStreamer(_EventRenderer):
         self._updates_enabled = True
         self._stream_ended = False  # finalised early (budget) or killed by Teams (timeout)
         self._cancelled = False  # the user pressed Stop
+        self._language = language
 
     async def _on_status(self, text: str, seen: AnswerFold) -> None:
         if not seen.text:
@@ -228,7 +232,8 @@ class PersonalChatStreamer(_EventRenderer):
             stream_id = None
 
         def last(text: str, sid: str | None) -> Payload:
-            return cards.answer_message(text, citations=citations, followups=followups, stream_id=sid)
+            return cards.answer_message(text, citations=citations, followups=followups, stream_id=sid,
+                                        language=self._language)
 
         message_id = await self._send_final(last, parts[-1], stream_id)
         if message_id is None:
@@ -275,6 +280,7 @@ class ThreadReplyRenderer(_EventRenderer):
         update_interval_s: float = 2.0,
         max_text_chars: int = 20_000,
         retry: RetryPolicy | None = None,
+        language: str = "ko",
     ) -> None:
         if update_interval_s < 1.0:
             raise ValueError("update_interval_s must be at least 1.0: Teams rate-limits edits per thread")
@@ -286,6 +292,7 @@ class ThreadReplyRenderer(_EventRenderer):
         self._placeholder_id: str | None = None
         self._last_edit_at: float | None = None
         self._edits_enabled = True
+        self._language = language
 
     async def _on_status(self, text: str, seen: AnswerFold) -> None:
         if not seen.text:
@@ -325,7 +332,7 @@ class ThreadReplyRenderer(_EventRenderer):
             replace = None
 
         def last(text: str) -> Payload:
-            return cards.answer_message(text, citations=citations, followups=followups)
+            return cards.answer_message(text, citations=citations, followups=followups, language=self._language)
 
         message_id = await self._post(last, parts[-1], replace)
         return RenderOutcome(answer=answer, message_id=message_id, delivered=True)
