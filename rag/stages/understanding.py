@@ -80,6 +80,7 @@ class QueryUnderstanding(BaseModel):
     decision: RouteDecision
     plan: QueryPlan
     lookup_query: str  # the text a lookup resolves (the standalone question when history made it a reference)
+    search_if_not_found: bool = True  # a lookup that finds nothing exact is searched instead (unless forced)
     by: Literal["llm", "offline", "pattern", "memo"] = "offline"
     language: str = "ko"  # the asker's language (rag/lang): the reply's framing follows it
     korean_query: str = ""  # en / vi: the glossary's Korean words for the question, what the judge reads
@@ -109,6 +110,18 @@ class OfflineQueryUnderstander:
     async def run(self, question: str, history: tuple[Message, ...], *,
                   forced: Route | None = None) -> QueryUnderstanding:
         enhanced = await self.enhancer.run(question, history)
+        facets = self.language_of(question, enhanced.text)
+        decision, lookup_query = await self.route(question, enhanced, history, forced=forced,
+                                                  language=str(facets.get("language", "ko")),
+                                                  korean_query=str(facets.get("korean_query", "")))
+        plan = await self.planner.run(enhanced.text)
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
+                                  search_if_not_found=forced is None, **facets)
+
+    async def route(self, question: str, enhanced: EnhancedQuery, history: tuple[Message, ...], *,
+                    forced: Route | None, language: str = "ko", korean_query: str = "") -> tuple[RouteDecision, str]:
+        """The route, and the text a lookup resolves: the one place a turn's route is decided (the router's
+        patterns propose; the conversation and the asker's language settle it)."""
         if forced is not None:
             decision = RouteDecision(route=forced)
         else:
@@ -125,16 +138,13 @@ class OfflineQueryUnderstander:
                 decision, lookup_query = RouteDecision(route=Route.LOOKUP), resolved[0]
             elif forced is None and self.router.lookup.names_no_regulation(question):
                 decision = RouteDecision(route=Route.LOOKUP)  # "제60조": the regulations that hold it
-        plan = await self.planner.run(enhanced.text)
-        facets = self.language_of(question, enhanced.text)
-        if forced is None and facets.get("language") in FOREIGN and decision.route != Route.LOOKUP:
+        if forced is None and language in FOREIGN and decision.route != Route.LOOKUP:
             # The Korean router's small-talk cues misread other languages ("khi", "thì" hold its "hi"): a question
             # that names a glossary topic is searched; otherwise only English or Vietnamese small talk is chat.
-            kind = "" if facets.get("korean_query") else foreign_smalltalk_kind(question)
+            kind = "" if korean_query else foreign_smalltalk_kind(question)
             decision = RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind) if kind \
                 else RouteDecision(route=Route.SEARCH)
-        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
-                                  **facets)
+        return decision, lookup_query
 
     def chitchat_kind(self, question: str) -> str:
         """The kind of small talk the message is, or "" (for the LLM understander's pattern shortcut)."""
@@ -256,7 +266,8 @@ class LlmQueryUnderstander:
         kind = reply.chitchat_kind if reply.chitchat_kind in ("greeting", "thanks", "other") else "other"
         decision = RouteDecision(route=route, chitchat_kind=kind if route == Route.CHITCHAT else "")
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=self._plan(text, reply),
-                                  lookup_query=lookup_query, by="llm", **self.fallback.language_of(question, text))
+                                  lookup_query=lookup_query, search_if_not_found=forced is None, by="llm",
+                                  **self.fallback.language_of(question, text))
 
     def _plan(self, text: str, reply: _UnderstandingReply) -> QueryPlan:
         keywords = tuple(dict.fromkeys(reply.keywords))
