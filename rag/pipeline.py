@@ -21,17 +21,17 @@ from typing import Protocol
 
 from rag.cache import SemanticAnswerCache
 from rag.errors import LlmUnavailable, RetrievalUnavailable
-from rag.lang import Framing, detect_language, framing_for
+from rag.lang import detect_language, framing_for
 from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Outcome, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
     EvidenceSelector,
     PlannedRetrieval,
     RetrievalRequest,
-    RetrievalResult,
     planned_queries,
 )
 from rag.retrieval.retriever import Retriever
+from rag.search_state import SearchState
 from rag.stages.answerability import refusal_message, related_chunks
 from rag.stages.changes import AmendmentNotes
 from rag.stages.followups import about_articles
@@ -116,50 +116,6 @@ class PipelineConfig:
     grade: bool = True  # judge the evidence before answering (refusals and rewrites need it)
     rewrite_rounds: int = 1  # rewrite-and-search rounds while the grade fails; each costs up to two LLM calls
     verify: bool = True  # check the answer's cited sentences against their articles
-
-
-@dataclass
-class SearchState:
-    """What the search steps hand on: each step reads what the ones before it filled. A step that ends the turn
-    sets `answer`; the pipeline emits it as `done`."""
-
-    turn: Turn
-    understood: QueryUnderstanding
-    said: Framing  # status lines and notes in the asker's language
-    wanted: RetrievalRequest | None = None
-    result: RetrievalResult | None = None
-    grade: GradeResult | None = None
-    request: GenerationInput | None = None
-    draft: DraftAnswer | None = None
-    verified: VerificationResult | None = None
-    text: str = ""  # the answer as it grows: verified text, then the legal part and the amendment notes
-    citations: tuple[Citation, ...] = ()
-    notes: list[str] = field(default_factory=list)  # user-facing lines under the answer (degraded, hedged)
-    answer: Answer | None = None
-
-    @property
-    def question(self) -> str:
-        """The standalone question every stage judges against (never a rewrite)."""
-        return self.understood.enhanced.text
-
-    @property
-    def hits(self) -> list[Hit]:
-        return list(self.result.hits) if self.result is not None else []
-
-    @property
-    def parts(self) -> int:
-        return max(len(self.understood.plan.sub_questions), 1)
-
-    @property
-    def hedged(self) -> bool:
-        """Not passed, but the closest article is close enough to quote as such."""
-        return self.grade is not None and not self.grade.passed
-
-    @property
-    def quoted_offline(self) -> bool:
-        """The answer quotes the articles (the extractive generator): no LLM verify or follow-ups call is needed,
-        the offline siblings judge quotes."""
-        return self.draft is not None and self.draft.by != "llm"
 
 
 SearchStep = Callable[[SearchState, TurnTrace], AsyncIterator[AnswerEvent]]

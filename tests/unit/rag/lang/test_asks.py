@@ -42,7 +42,8 @@ def test_a_repealed_version_may_be_asked_for_in_the_turn_leaned_on():
 
 
 def test_a_long_question_has_a_core_a_short_one_is_its_own():
-    assert READER.read("회사를 3년 다니다 퇴사했는데, 퇴직금은 언제까지 받아야 해?").core == "퇴직금은 언제까지 받아야 해?"
+    story = READER.read("회사를 3년 다니다 퇴사했는데, 퇴직금은 언제까지 받아야 해?")
+    assert story.core == "퇴직금은 언제까지 받아야 해?"
     assert READER.read("연차 며칠이야?").core == ""
 
 

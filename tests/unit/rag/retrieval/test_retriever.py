@@ -7,7 +7,7 @@ from retrieval_samples import index_chunks, make_chunk
 from rag.errors import RetrievalUnavailable
 from rag.lang.asks import QuestionFacets
 from rag.models import Hit, Scope
-from rag.retrieval.components import SanctionLinks
+from rag.retrieval.links import SanctionLinks
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
 from rag.retrieval.retriever import HybridRetriever, RetrievalConfig, distinct_articles_first
