@@ -113,6 +113,7 @@ class QuestionFacets(BaseModel):
     conditions: frozenset[tuple[str, str, bool]] = frozenset()  # (number, unit, at least?): "1년 지나면"
     leans_on_history: bool = False  # set by the understanding stage when the conversation was folded in
     core: str = ""  # the legal core of a long question, without its story ("" when the question is its core)
+    parts: tuple[QuestionFacets, ...] = ()  # each part of a compound question, read on its own
 
     @property
     def stated_units(self) -> tuple[re.Pattern[str], ...]:

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rag.lang import FOREIGN, Glossary, foreign_smalltalk_kind
+from rag.lang.asks import QuestionFacets, QuestionReader
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
@@ -85,17 +86,22 @@ class QueryUnderstanding(BaseModel):
     language: str = "ko"  # the asker's language (rag/lang): the reply's framing follows it
     korean_query: str = ""  # en / vi: the glossary's Korean words for the question, what the judge reads
     topics: tuple[str, ...] = ()  # en / vi: the glossary topics the question names, in its language
+    # What is asked (rag/lang/asks.py), read once from the question the answer is read against (its Korean words
+    # for en / vi), with one reading per part of a compound question; the lead of the answer reads them.
+    facets: QuestionFacets = QuestionFacets()
 
 
 class OfflineQueryUnderstander:
     """Enhance, route (re-routing the enhanced text when history was folded in), then plan — all offline."""
 
     def __init__(self, *, enhancer: OfflineQueryEnhancer, router: OfflineQueryRouter,
-                 planner: OfflineQueryPlanner, glossary: Glossary | None = None) -> None:
+                 planner: OfflineQueryPlanner, glossary: Glossary | None = None,
+                 reader: QuestionReader | None = None) -> None:
         self.enhancer = enhancer
         self.router = router
         self.planner = planner
         self.glossary = glossary  # reads English and Vietnamese questions (None: every question is Korean)
+        self.reader = reader or QuestionReader()
 
     def language_of(self, question: str, text: str) -> dict[str, object]:
         """`language`, `korean_query` and `topics` of the question (`text`, its standalone form, is translated)."""
@@ -116,7 +122,20 @@ class OfflineQueryUnderstander:
                                                   korean_query=str(facets.get("korean_query", "")))
         plan = await self.planner.run(enhanced.text)
         return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
-                                  search_if_not_found=forced is None, **facets)
+                                  search_if_not_found=forced is None, **facets,
+                                  facets=self.facets(enhanced, plan, language=facets.get("language", "ko"),
+                                                     korean_query=facets.get("korean_query", "")))
+
+    def facets(self, enhanced: EnhancedQuery, plan: QueryPlan, *, language: object = "ko",
+               korean_query: object = "") -> QuestionFacets:
+        """What the question asks: read from the question the answer is read against (a foreign question's Korean
+        words; a follow-up's amount and units from the user's own words), each part of a compound one apart."""
+        foreign = language in FOREIGN
+        question = str(korean_query) if foreign and korean_query else enhanced.text
+        own = enhanced.original if enhanced.used_history and not foreign and not plan.sub_questions else ""
+        read = self.reader.read(question, context=enhanced.context, asked=own)
+        parts = tuple(self.reader.read(part) for part in plan.sub_questions)
+        return read.model_copy(update={"leans_on_history": enhanced.used_history, "parts": parts})
 
     async def route(self, question: str, enhanced: EnhancedQuery, history: tuple[Message, ...], *,
                     forced: Route | None, language: str = "ko", korean_query: str = "") -> tuple[RouteDecision, str]:
@@ -265,9 +284,12 @@ class LlmQueryUnderstander:
             lookup_query = text
         kind = reply.chitchat_kind if reply.chitchat_kind in ("greeting", "thanks", "other") else "other"
         decision = RouteDecision(route=route, chitchat_kind=kind if route == Route.CHITCHAT else "")
-        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=self._plan(text, reply),
-                                  lookup_query=lookup_query, search_if_not_found=forced is None, by="llm",
-                                  **self.fallback.language_of(question, text))
+        plan = self._plan(text, reply)
+        language = self.fallback.language_of(question, text)
+        facets = self.fallback.facets(enhanced, plan, language=language.get("language", "ko"),
+                                      korean_query=language.get("korean_query", ""))
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
+                                  search_if_not_found=forced is None, by="llm", facets=facets, **language)
 
     def _plan(self, text: str, reply: _UnderstandingReply) -> QueryPlan:
         keywords = tuple(dict.fromkeys(reply.keywords))
