@@ -281,10 +281,12 @@ class AnswerPipeline:
 
     async def _research(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         """Rewrite-and-search rounds while the grade fails; a round starts only while the budget still pays for
-        it (a rewrite and a grade) and the answer."""
+        it (a rewrite and a grade) and the answer. A hedge is not a failure: the closest article is answered as
+        such, and the common path stays at three LLM calls (understand, grade, answer)."""
         assert state.grade is not None and state.result is not None and state.wanted is not None
         rounds = 0
-        while not state.grade.passed and rounds < self.config.rewrite_rounds and trace.budget.remaining >= 3:
+        while not state.grade.passed and not state.grade.hedge and rounds < self.config.rewrite_rounds \
+                and trace.budget.remaining >= 3:
             rounds += 1
             yield AnswerEvent.status(state.said.STATUS_RESEARCHING)
             rewritten = await trace.timed("rewrite", self.stages.rewriter.run(state.question, state.grade.missing))
@@ -295,9 +297,7 @@ class AnswerPipeline:
             regrade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
                                                                          parts=state.parts))
             trace.note(f"regrade({regrade.by}): {regrade.score} passed={regrade.passed} hedge={regrade.hedge}")
-            # More evidence never makes a hedge a refusal: the closest article found so far is still in the hits.
-            grade = state.grade
-            state.grade = regrade if regrade.passed or regrade.hedge or not grade.hedge else grade
+            state.grade = regrade
 
     async def _refuse(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         """Nothing close: say what the regulations are silent on; quote nothing, offer the closest articles."""

@@ -192,13 +192,20 @@ async def test_a_middling_grade_quotes_the_closest_article_as_such_and_says_whom
     assert [c.label for c in answer.citations] == ["취업규칙 제20조 제1항"]
 
 
-async def test_a_regrade_below_a_hedge_keeps_the_hedge_and_one_above_it_answers():
+async def test_a_hedge_is_answered_without_a_rewrite_round():
+    # A hedge is not a failure: no rewrite and regrade (two LLM calls) before the closest article is quoted.
     hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="offline")
+    answer, events = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
+    assert answer.outcome == Outcome.HEDGED and answer.text.startswith(messages.HEDGE_LEAD)
+    assert not [n for n in answer.notes if n.startswith(("rewrite", "regrade"))]
+    assert messages.STATUS_RESEARCHING not in [e.text for e in events if e.kind == AnswerEventKind.STATUS]
+
+
+async def test_a_failed_grade_that_regrades_as_a_hedge_quotes_the_closest_article():
     failed = GradeResult(passed=False, score=10, by="offline")
-    kept, _ = await collect(build(grader=FakeGrader(hedge, failed)), QUESTION)
-    answered, _ = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
-    assert (kept.outcome, answered.outcome) == (Outcome.HEDGED, Outcome.ANSWERED)
-    assert not answered.text.startswith(messages.HEDGE_LEAD)
+    hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="offline")
+    answer, _ = await collect(build(grader=FakeGrader(failed, hedge)), QUESTION)
+    assert answer.outcome == Outcome.HEDGED and "rewrite 1: " in " ".join(answer.notes)
 
 
 async def test_a_refusal_is_the_refused_outcome():
