@@ -61,6 +61,8 @@ class HistoryCues(BaseModel):
 
 
 class CoreCues(BaseModel):
+    """Where a long question's story clause ends and its ask begins."""
+
     model_config = ConfigDict(frozen=True)
 
     clause_break: Cue
