@@ -7,10 +7,7 @@ from dataclasses import dataclass, field
 from rag.lang import Framing
 from rag.models import Answer, Citation, Hit, Turn
 from rag.retrieval.planned import RetrievalRequest, RetrievalResult
-from rag.stages.generator import DraftAnswer, GenerationInput
-from rag.stages.grader import GradeResult
-from rag.stages.understanding import QueryUnderstanding
-from rag.stages.verifier import VerificationResult
+from rag.stages.contracts import DraftAnswer, GenerationInput, GradeResult, QueryUnderstanding, VerificationResult
 
 
 @dataclass

@@ -20,7 +20,7 @@ from rag import messages
 from rag.knowledge.versions import ArticleChange, ChangeLog, DocumentChange, paragraphs_of, today_of
 from rag.models import Chunk, Citation, Scope, article_label, cite_chunk, paragraph_marker
 from rag.retrieval.lookup import LookupResult, StructuralLookup
-from rag.stages.generator import DraftAnswer
+from rag.stages.contracts import DraftAnswer
 from rag.text import collapse_spaces, normalize_text
 
 log = logging.getLogger(__name__)

@@ -7,11 +7,9 @@ planner splits only at explicit joins between two full questions (…이랑 …,
 from __future__ import annotations
 
 import re
-from enum import StrEnum
-
-from pydantic import BaseModel, ConfigDict
 
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.contracts import QueryPlan, Strategy
 
 # Joins that separate two questions. Strong: "A? 그리고 B", "A, 그리고 B", "A 그리고 B", and a question word
 # joined by 이고 ("A는 며칠이고 B는 …?", "A는 어떻게 되고, B는 …?"). Weak: "A이랑 B", "A하고 B" — not the verb's
@@ -30,23 +28,6 @@ _SPOKEN_ENDING = {"되": "돼", "하": "해"}
 _ASKS = re.compile(r"\?\s*$|뭐|뭘|무엇|무슨|몇|며칠|얼마|언제|어디|어떻게|어떤|누가|누구|왜"
                    r"|는지|은지|ㄴ지|할까|나요|까요")
 MAX_PARTS = 3
-
-
-class Strategy(StrEnum):
-    SINGLE = "single"
-    MULTI = "multi"
-
-
-class QueryPlan(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    intent: str
-    keywords: tuple[str, ...] = ()
-    search_queries: tuple[str, ...]
-    sub_questions: tuple[str, ...] = ()  # the parts of a compound question, answered one by one
-    strategy: Strategy = Strategy.SINGLE
-    answer_style: str = "concise"
-    hypothetical_answer: str = ""  # HyDE: a passage written as the answer might read, searched for vague questions
 
 
 class OfflineQueryPlanner:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from rag.models import Route
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.contracts import RouteDecision
 
 # Kinds of small talk, checked in this order (a goodbye often thanks too: "수고했어, 고마워" is a goodbye).
 # Questions about the bot itself come first: they are questions, but not about a regulation.
@@ -86,15 +85,6 @@ class ChangeQuestion(Protocol):
     """Tells a "what changed" question (`rag.stages.changes.ChangeCues`)."""
 
     def asks(self, question: str) -> bool: ...
-
-
-class RouteDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    route: Route
-    # greeting | thanks | goodbye | pause | reaction | apology | identity | capability | usage | praise |
-    # complaint | test | other | off_topic
-    chitchat_kind: str = ""
 
 
 class OfflineQueryRouter:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +21,7 @@ from rag.llm.untrusted import without_instructions
 from rag.models import CITATION_MARKER, Citation
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.contracts import VerificationResult
 from rag.stages.structured_output import complete_structured
 
 log = logging.getLogger(__name__)
@@ -59,15 +59,6 @@ _MARKER = CITATION_MARKER
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # A sentence ends at . ! ? followed by space; markers right after the period still belong to it ("…다. [1]").
 _BOUNDARY = re.compile(r"(?<=[.!?。])((?:\s*\[\d+\])*)(\s+)")
-
-
-class VerificationResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    text: str  # the answer with unsupported sentences removed
-    supported: bool  # False when something had to be removed
-    removed: tuple[str, ...] = ()
-    by: Literal["llm", "offline"] = "offline"
 
 
 def split_sentences(line: str) -> list[str]:
