@@ -273,7 +273,7 @@ class AnswerPipeline:
             question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
             sub_questions=plan.sub_questions, evidence=evidence.as_parts(lead=self.evidence.lead),
             answer_style=plan.answer_style, scope=state.turn.scope, language=understood.language,
-            korean_query=understood.korean_query, topics=understood.topics)
+            korean_query=understood.korean_query, topics=understood.topics, facets=understood.facets)
         yield AnswerEvent.status(said.STATUS_WRITING)
         if state.hedged:
             yield AnswerEvent.delta(said.HEDGE_LEAD + "\n\n")

@@ -123,6 +123,7 @@ class GenerationInput(BaseModel):
     language: str = "ko"
     korean_query: str = ""
     topics: tuple[str, ...] = ()  # the glossary topics the question names, in its language
+    facets: QuestionFacets | None = None  # what is asked, as the understanding read it (None: the generator reads)
 
 
 class NumberedSource(BaseModel):
