@@ -221,12 +221,12 @@ class AnswerPipeline:
 
     async def _research(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         """Rewrite-and-search rounds while the grade fails; a round starts only while the budget still pays for
-        it (a rewrite and a grade) and the answer. A hedge is not a failure: the closest article is answered as
-        such, and the common path stays at three LLM calls (understand, grade, answer)."""
+        it (a rewrite and a grade) and the answer. A hedge the LLM judged is answered as it is: its round would
+        cost two of the three calls the common path has (understand, grade, answer). An offline hedge still gets
+        its round, which costs no call and whose further search often ranks the answering article higher."""
         assert state.grade is not None and state.result is not None and state.wanted is not None
         rounds = 0
-        while not state.grade.passed and not state.grade.hedge and rounds < self.config.rewrite_rounds \
-                and trace.budget.remaining >= 3:
+        while worth_a_round(state.grade) and rounds < self.config.rewrite_rounds and trace.budget.remaining >= 3:
             rounds += 1
             yield AnswerEvent.status(state.said.STATUS_RESEARCHING)
             rewritten = await trace.timed("rewrite", self.stages.rewriter.run(state.question, state.grade.missing))
@@ -237,7 +237,9 @@ class AnswerPipeline:
             regrade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
                                                                          parts=state.parts))
             trace.note(f"regrade({regrade.by}): {regrade.score} passed={regrade.passed} hedge={regrade.hedge}")
-            state.grade = regrade
+            # More evidence never makes a hedge a refusal: the closest article found so far is still in the hits.
+            grade = state.grade
+            state.grade = regrade if regrade.passed or regrade.hedge or not grade.hedge else grade
 
     async def _refuse(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         """Nothing close: say what the regulations are silent on; quote nothing, offer the closest articles."""
@@ -360,6 +362,11 @@ class AnswerPipeline:
     def _amendment_note(self, citations: tuple[Citation, ...], scope: Scope) -> str:
         """A line for each quoted article amended lately (or about to be), or ""."""
         return self.stages.amendments.run(citations, scope) if self.stages.amendments is not None else ""
+
+
+def worth_a_round(grade: GradeResult) -> bool:
+    """Whether a grade calls for a rewrite-and-search round: it fails outright, or it is a hedge judged offline."""
+    return not grade.passed and (not grade.hedge or grade.by == "offline")
 
 
 def retrieval_request(turn: Turn, understood: QueryUnderstanding) -> RetrievalRequest:

@@ -196,9 +196,18 @@ async def test_a_middling_grade_quotes_the_closest_article_as_such_and_says_whom
     assert [c.label for c in answer.citations] == ["취업규칙 제20조 제1항"]
 
 
-async def test_a_hedge_is_answered_without_a_rewrite_round():
-    # A hedge is not a failure: no rewrite and regrade (two LLM calls) before the closest article is quoted.
+async def test_a_regrade_below_a_hedge_keeps_the_hedge_and_one_above_it_answers():
     hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="offline")
+    failed = GradeResult(passed=False, score=10, by="offline")
+    kept, _ = await collect(build(grader=FakeGrader(hedge, failed)), QUESTION)
+    answered, _ = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
+    assert (kept.outcome, answered.outcome) == (Outcome.HEDGED, Outcome.ANSWERED)
+    assert not answered.text.startswith(messages.HEDGE_LEAD)
+
+
+async def test_a_hedge_the_llm_judged_is_answered_without_a_rewrite_round():
+    # Its round would cost a rewrite and a regrade: two more LLM calls than the common path's three.
+    hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="llm")
     answer, events = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
     assert answer.outcome == Outcome.HEDGED and answer.text.startswith(messages.HEDGE_LEAD)
     assert not [n for n in answer.notes if n.startswith(("rewrite", "regrade"))]
