@@ -295,8 +295,6 @@ class AnswerPipeline:
                 state.notes.append(said.STREAM_INTERRUPTED if streamed else said.OFFLINE_NOTE)
         if state.draft is None:  # a generator that broke off: keep what the user saw, uncited
             state.draft = DraftAnswer(text="".join(streamed), citations=())
-        if state.quoted_offline:
-            trace.budget.close("the answer is quoted offline")
         if state.draft.note and state.draft.note not in state.notes:
             state.notes.append(state.draft.note)
             trace.note(f"generate: {state.draft.by} with note")
@@ -308,7 +306,8 @@ class AnswerPipeline:
         assert draft is not None and state.request is not None
         if self.config.verify:
             yield AnswerEvent.status(said.STATUS_VERIFYING)
-            verified = await trace.timed("verify", self.stages.verifier.run(state.text, draft.citations))
+            verified = await trace.timed("verify", self.stages.verifier.run(state.text, draft.citations,
+                                                                             quoted=state.quoted_offline))
         else:
             trace.note("verify: off (REGBOT_HALLUCINATION_CHECK)")
             verified = VerificationResult(text=state.text, supported=True)
@@ -350,7 +349,8 @@ class AnswerPipeline:
         final_text = state.text + ("\n\n" + "\n".join(state.notes) if state.notes else "")
         yield AnswerEvent.sources(state.citations)
         followups = await trace.timed("followups", self.stages.followups.run(
-            state.question, state.hits, {c.chunk_id for c in state.citations}, proposed=state.draft.followups))
+            state.question, state.hits, {c.chunk_id for c in state.citations}, proposed=state.draft.followups,
+            quoted=state.quoted_offline))
         if followups:
             yield AnswerEvent.followup_questions(followups)
         state.answer = trace.answer(final_text, Route.SEARCH, llm=self.stages.llm, citations=state.citations,

@@ -200,9 +200,13 @@ class Generator(Protocol):
 
 
 class Verifier(Protocol):
-    async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult: ...
+    """`quoted`: the answer quotes the articles (the extractive draft), so the offline judgement is enough."""
+
+    async def run(self, text: str, citations: tuple[Citation, ...], *, quoted: bool = False) -> VerificationResult: ...
 
 
 class FollowupSuggester(Protocol):
+    """`quoted`: the answer quotes the articles (the extractive draft): its follow-ups are suggested offline."""
+
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
-                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]: ...
+                  proposed: tuple[str, ...] = (), *, quoted: bool = False) -> tuple[str, ...]: ...

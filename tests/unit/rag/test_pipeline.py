@@ -108,13 +108,13 @@ class FakeVerifier:
         self.results = list(results)
         self.texts: list[str] = []
 
-    async def run(self, text, citations):
+    async def run(self, text, citations, *, quoted=False):
         self.texts.append(text)
         return self.results.pop(0) if self.results else VerificationResult(text=text, supported=True)
 
 
 class FakeFollowups:
-    async def run(self, question, hits, cited_chunk_ids, proposed=()):
+    async def run(self, question, hits, cited_chunk_ids, proposed=(), *, quoted=False):
         return proposed or ("반차도 쓸 수 있어?",)
 
 
