@@ -175,7 +175,10 @@ class ExtractiveGenerator:
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
         asked_units = facets.stated_units
         pool = ranked[:3]
-        if asks_amount:  # the paragraph stating the figure may rank a little lower than ones that only mention it
+        # A figure asked for (며칠/얼마/몇, or a unit such as a deadline's) is answered by a paragraph stating it,
+        # which may rank a little lower than ones that only mention it.
+        asks_stated = asks_amount or bool(asked_units)
+        if asks_stated:
             pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
                      if (asked_units and any(u.search(r[3]) for u in asked_units))
                      or (not asked_units and FIGURE.search(r[3]))]
@@ -230,7 +233,7 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         best = candidates[0]
-        if asks_amount:
+        if asks_stated:
             # "며칠/얼마/몇" is answered by a figure (in the unit asked, when one is): a sentence without one never
             # leads while another states it.
             stating = [c for c in candidates if any(u.search(c[3]) for u in asked_units)] or \
