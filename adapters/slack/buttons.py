@@ -12,6 +12,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Feedback, TurnService
+from adapters.conversation import ConversationKey
 from adapters.slack.blocks import AnswerBlocksRequest, build_answer_blocks
 from adapters.slack.errors import slack_error_code
 from adapters.slack.history import question_metadata
@@ -69,7 +70,8 @@ class ButtonHandlers:
         feedback = Feedback(
             platform="slack",
             conversation_key=(
-                record.conversation_key if record else f"slack:{click.team}:{click.channel}:{click.thread_ts}"
+                record.conversation_key if record
+                else ConversationKey.slack(click.team, click.channel, click.thread_ts).text
             ),
             user=click.user,
             rating=rating,

@@ -14,6 +14,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import ScopeRequest, TurnService
+from adapters.conversation import ConversationKey
 from adapters.slack.blocks import AnswerBlocksRequest, build_answer_blocks
 from adapters.slack.history import ThreadHistoryLoader
 from adapters.slack.inbound import BotIdentity, SlackQuestion
@@ -29,6 +30,7 @@ from adapters.slack.streaming import (
 )
 from adapters.text import StreamSanitizer, sanitize_untrusted
 from rag import messages
+from rag.answer_fold import AnswerFold
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation, Message, Turn
 from rag.text import question_problem
 
@@ -40,37 +42,40 @@ _MAX_COMMAND_PARTS = 4
 
 
 class AnswerCollector:
-    """Reads one turn's AnswerEvents, sanitising streamed text as it comes."""
+    """Reads one turn's AnswerEvents (folded by `AnswerFold`), sanitising streamed text as it comes."""
 
     def __init__(self, on_status: Callable[[str], Awaitable[None]], on_text: Callable[[str], Awaitable[None]]):
         self._on_status = on_status
         self._on_text = on_text
         self._sanitizer = StreamSanitizer()
+        self._fold = AnswerFold()
         self.streamed = ""
-        self.citations: tuple[Citation, ...] = ()
-        self.followups: tuple[str, ...] = ()
-        self.answer: Answer | None = None
         self.error = ""
+
+    @property
+    def answer(self) -> Answer | None:
+        return self._fold.answer
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        return self._fold.citations
+
+    @property
+    def followups(self) -> tuple[str, ...]:
+        return self._fold.followups
 
     async def read(self, events: Any) -> None:
         async for event in events:
             await self._take(event)
 
     async def _take(self, event: AnswerEvent) -> None:
+        self._fold.take(event)
         if event.kind is AnswerEventKind.STATUS:
             await self._on_status(event.text)
         elif event.kind is AnswerEventKind.DELTA:
             safe = self._sanitizer.feed(event.text)
             self.streamed += safe
             await self._on_text(safe)
-        elif event.kind is AnswerEventKind.SOURCES:
-            self.citations = event.citations
-        elif event.kind is AnswerEventKind.FOLLOWUPS:
-            self.followups = event.followups
-        elif event.kind is AnswerEventKind.DONE and event.answer is not None:
-            self.answer = event.answer
-            self.citations = event.answer.citations or self.citations
-            self.followups = event.answer.followups or self.followups
         elif event.kind is AnswerEventKind.ERROR:
             self.error = event.text or messages.INTERNAL_ERROR
 
@@ -205,7 +210,7 @@ class CommandResponder:
         """Answer the command; `respond` posts to its response_url (ephemeral unless shared)."""
         text = read_user_text(str(command.get("text") or ""))
         team, channel = str(command.get("team_id") or ""), str(command.get("channel_id") or "")
-        key = f"slack:{team}:{channel}:command:{command.get('trigger_id') or RecentAnswers.new_id()}"
+        key = ConversationKey.slack_command(team, channel, command.get("trigger_id") or RecentAnswers.new_id()).text
         collector = AnswerCollector(_ignore, _ignore)
         try:
             turn = Turn(

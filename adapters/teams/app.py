@@ -31,6 +31,7 @@ from adapters.base import Feedback, ScopeRequest, TurnService
 from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.teams import cards
 from adapters.teams.auth import TeamsAuth
+from adapters.teams.delivery import Clock, SystemClock
 from adapters.teams.inbound import (
     TeamsQuestion,
     activity_problem,
@@ -39,13 +40,7 @@ from adapters.teams.inbound import (
     read_question,
 )
 from adapters.teams.sender import TurnContextSender
-from adapters.teams.streaming import (
-    Clock,
-    PersonalChatStreamer,
-    RenderOutcome,
-    SystemClock,
-    ThreadReplyRenderer,
-)
+from adapters.teams.streaming import PersonalChatStreamer, RenderOutcome, ThreadReplyRenderer
 from rag import messages
 from rag.models import Citation, Route, Turn
 

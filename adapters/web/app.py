@@ -33,6 +33,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.conversation import ConversationKey
 from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.text import StreamSanitizer, neutralize_untrusted
 from adapters.web.article import article_view
@@ -43,7 +44,6 @@ from adapters.web.inbound import (
     AskRequest,
     BrowserId,
     FeedbackRequest,
-    conversation_key,
 )
 from adapters.web.page import STATIC_FILES, STATIC_PREFIX, page_config, render_page, static_text
 from adapters.web.records import AnsweredTurn, AnsweredTurns
@@ -181,7 +181,7 @@ class WebPlaygroundAdapter:
             turn_id=uuid4().hex,
             text=asked.text,
             user=session.user,  # the server's session, never the body's user_id
-            conversation_key=conversation_key(asked.conversation_id),
+            conversation_key=ConversationKey.web(asked.conversation_id).text,
             scope=scope,
         )
         response = web.StreamResponse(
@@ -242,7 +242,7 @@ class WebPlaygroundAdapter:
             vote = await _read_json(request, FeedbackRequest)
         except _BadRequest as bad:
             return _error(bad.status, bad.reason)
-        key = conversation_key(vote.conversation_id)
+        key = ConversationKey.web(vote.conversation_id).text
         session = self._sessions.of(request)
         answered = self._answered.get(vote.turn_id)
         if answered is None or answered.conversation_key != key or answered.user != session.user:
@@ -305,7 +305,7 @@ class WebPlaygroundAdapter:
             wanted = _HistoryRequest.model_validate(dict(request.query))
         except ValidationError:
             return _error(400, "conversation_id must be 8-64 letters, digits, '-' or '_'")
-        stored = await self._service.history(conversation_key(wanted.conversation_id))
+        stored = await self._service.history(ConversationKey.web(wanted.conversation_id).text)
         shown = [m.model_copy(update={"content": neutralize_untrusted(m.content)}) for m in stored]
         return web.json_response({"messages": [m.model_dump(mode="json") for m in shown]})
 

@@ -1,4 +1,4 @@
-"""Teams against the real regbot server (bot.server over the bundled samples, offline LLM).
+"""Teams against the real regbot server (bot.server.server over the bundled samples, offline LLM).
 
 Activities go over HTTP to `/api/messages`; the answers come back to the fake Bot Connector on
 127.0.0.1. These tests check what a Teams user would see from the real pipeline: the cited article,
