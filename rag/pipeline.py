@@ -1,47 +1,48 @@
-"""AnswerPipeline: understand (enhance → route → plan) → (lookup | chitchat | retrieve → grade → rewrite once →
-generate → verify → revise once → follow-ups), emitted as a stream of AnswerEvents. It only calls stages in order.
+"""AnswerPipeline: understand (enhance → route → plan), then the route's steps, emitted as a stream of
+AnswerEvents. It only calls stages in order; the search route's steps are declared in `SEARCH_STEPS` and read top
+to bottom:
 
-Each turn runs inside its own `LlmCallBudget`, so `Answer.llm_calls` counts what the LLM stages spent; every
-non-streaming stage is bounded by `PipelineConfig.stage_timeout_s`, and the whole answer by `answer_deadline_s`.
+    retrieve (and grade) → research (rewrite while the grade fails) → refuse (nothing close) → write → verify
+      → supplement (관련 법령, amendment notes) → suggest (follow-ups)
+
+Each step reads and fills one `SearchState`: what a later step needs (the grade, the draft and whether it was
+quoted offline) travels there, not through a side channel. Each turn runs inside its own `LlmCallBudget`, so
+`Answer.llm_calls` counts what the LLM stages spent; every non-streaming stage is bounded by
+`PipelineConfig.stage_timeout_s`, and the whole answer by `answer_deadline_s`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TypeVar
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
-from rag.cache import CachedAnswer, CacheMatch
 from rag.errors import LlmUnavailable, RetrievalUnavailable
 from rag.lang import detect_language, framing_for
 from rag.llm import LlmCallBudget, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Outcome, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
-    Evidence,
     EvidenceSelector,
     PlannedRetrieval,
     RetrievalRequest,
-    RetrievalResult,
     planned_queries,
 )
 from rag.retrieval.retriever import Retriever
+from rag.search_state import SearchState
 from rag.stages.answerability import refusal_message, related_chunks
 from rag.stages.contracts import DraftAnswer, GenerationInput, GradeResult, QueryUnderstanding, VerificationResult
 from rag.stages.factory import PipelineStages
 from rag.stages.followups import about_articles
 from rag.stages.router import OFF_TOPIC
 from rag.text import normalize_text
+from rag.trace import TurnTrace, short
+from rag.turn_cache import TurnCache
 
 log = logging.getLogger(__name__)
 
-StageT = TypeVar("StageT")
 # How many of the closest articles a refusal offers as lookups.
 REFUSAL_NEAREST = 2
-
 
 @dataclass
 class PipelineConfig:
@@ -57,33 +58,7 @@ class PipelineConfig:
     verify: bool = True  # check the answer's cited sentences against their articles
 
 
-@dataclass
-class TurnTrace:
-    """Per-turn timings, LLM-call budget and flow log."""
-
-    started: float = field(default_factory=time.perf_counter)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    budget: LlmCallBudget = field(default_factory=lambda: LlmCallBudget(0))
-
-    @property
-    def llm_calls(self) -> int:
-        return self.budget.calls
-
-    @contextmanager
-    def stage(self, name: str):
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings_ms[name] = round(self.timings_ms.get(name, 0.0) + (time.perf_counter() - start) * 1000, 2)
-
-    def note(self, line: str) -> None:
-        self.notes.append(line)
-
-
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+SearchStep = Callable[[SearchState, TurnTrace], AsyncIterator[AnswerEvent]]
 
 
 class AnswerPipeline:
@@ -97,9 +72,17 @@ class AnswerPipeline:
         self.retrieval = PlannedRetrieval(retriever, per_query_k=self.config.per_query_k,
                                           max_total_hits=self.config.max_total_hits)
         self.evidence = evidence or EvidenceSelector()
+        self.cache = TurnCache(stages.cache, get=retriever.get, timeout_s=self.config.cache_timeout_s) \
+            if stages.cache is not None else None
+
+    @property
+    def search_steps(self) -> tuple[SearchStep, ...]:
+        """The search route, in order; a step that sets `state.answer` ends it."""
+        return (self._retrieve, self._research, self._refuse, self._write, self._verify,
+                self._supplement, self._suggest)
 
     async def run(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
-        trace = TurnTrace(budget=LlmCallBudget(self.config.max_llm_calls))
+        trace = TurnTrace(budget=LlmCallBudget(self.config.max_llm_calls), stage_timeout_s=self.config.stage_timeout_s)
         streamed: list[str] = []
         queue: asyncio.Queue[AnswerEvent | None] = asyncio.Queue()
         said = framing_for(detect_language(turn.text))  # errors in the asker's language
@@ -134,16 +117,6 @@ class AnswerPipeline:
             if not task.done():
                 task.cancel()
 
-    async def _timed(self, trace: TurnTrace, name: str, step: Awaitable[StageT]) -> StageT:
-        """Run one stage under the per-stage timeout, adding its time to the trace."""
-        with trace.stage(name):
-            try:
-                async with asyncio.timeout(self.config.stage_timeout_s):
-                    return await step
-            except TimeoutError:
-                log.warning("stage %s took longer than %s s", name, self.config.stage_timeout_s)
-                raise
-
     async def _answer(self, turn: Turn, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
         question = normalize_text(turn.text).strip()
         # Status lines in the asker's language (rag/lang); the understanding decides it again with the glossary.
@@ -153,263 +126,257 @@ class AnswerPipeline:
             self.stages.amendments.keep_current()  # a held version whose date has come is answered from today
         # Only Korean answers are cached: e5 finds an English question close to its Korean twin, whose cached answer
         # is framed in the other language.
-        cacheable = self.stages.cache is not None and not turn.history and turn.force_route is None \
-            and language == "ko"
+        cache = self.cache if not turn.history and turn.force_route is None and language == "ko" else None
         # The index the turn starts on: its answer is stored under it even if an ingest lands meanwhile.
-        cache_index = self.stages.cache.index_identity() if cacheable and self.stages.cache else ""
-        if cacheable:
-            match = await self._cache_lookup(question, turn.scope, trace, cache_index)
+        cache_index = cache.cache.index_identity() if cache is not None else ""
+        if cache is not None:
+            match = await cache.lookup(question, turn.scope, trace, cache_index)
             if match is not None:
-                for event in self._replay(match, trace):
+                for event in cache.replay(match, trace, llm=self.stages.llm):
                     yield event
                 return
-        understood = await self._timed(trace, "understand",
+        understood = await trace.timed("understand",
                                        self.stages.understander.run(question, turn.history, forced=turn.force_route))
-        enhanced = understood.enhanced
-        if enhanced.used_history:
-            trace.note(f"enhanced with history: {enhanced.text}")
+        if understood.enhanced.used_history:
+            trace.note(f"enhanced with history: {understood.enhanced.text}")
         route = understood.decision.route
         trace.note(f"route: {route.value}" + (f" ({understood.by})" if understood.by != "offline" else ""))
-
+        # The understanding decided the route: small talk, a lookup (which may fall back to a search when it finds
+        # nothing exact), or a search.
         if route == Route.CHITCHAT:
-            kind = understood.decision.chitchat_kind
-            text = self.stages.smalltalk.reply(kind, question, language=understood.language)
-            yield AnswerEvent.delta(text)
-            # A question the bot cannot answer is declined: a refusal, not a chat.
-            yield AnswerEvent.done(self._answer_model(text, route, trace, grounded=kind != OFF_TOPIC))
+            for event in self._chitchat(question, understood, trace):
+                yield event
             return
-
         if route == Route.LOOKUP:
             if understood.lookup_query != question:
                 trace.note(f"lookup from the conversation: {understood.lookup_query}")
             yield AnswerEvent.status(framing_for(understood.language).STATUS_LOOKUP)
-            draft, result = await self._timed(trace, "lookup",
-                                              self.stages.structural.run(understood.lookup_query, turn.scope))
-            if result.kind in ("not_found", "ambiguous") and not result.exact and turn.force_route is None:
-                route = Route.SEARCH  # a name that looked like a reference but is not one: search instead
-            else:
-                note = self._amendment_note(draft.citations, turn.scope) if result.kind != "changes" else ""
-                if note:
-                    draft = draft.model_copy(update={"text": f"{draft.text.rstrip()}\n\n{note}\n"})
-                yield AnswerEvent.delta(draft.text)
-                if draft.citations:
-                    yield AnswerEvent.sources(draft.citations)
-                hits = [Hit(chunk=c, score=1.0) for c in result.chunks]
-                yield AnswerEvent.done(self._answer_model(draft.text, route, trace, citations=draft.citations,
-                                                          hits=hits, followups=draft.followups,
-                                                          grounded=bool(draft.citations)))
+            found = await self._lookup(turn, understood, trace)
+            if found is not None:
+                for event in found:
+                    yield event
                 return
+        state = SearchState(turn=turn, understood=understood, said=framing_for(understood.language))
+        for step in self.search_steps:
+            async for event in step(state, trace):
+                yield event
+            if state.answer is not None:
+                break
+        assert state.answer is not None
+        if cache is not None and not state.notes and state.answer.citations:
+            # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
+            await cache.store(understood.enhanced.original, turn.scope, state.answer, trace, cache_index)
+        yield AnswerEvent.done(state.answer)
 
-        async for event in self._search(turn, understood, trace, cacheable=cacheable, cache_index=cache_index):
-            yield event
+    def _chitchat(self, question: str, understood: QueryUnderstanding, trace: TurnTrace) -> list[AnswerEvent]:
+        kind = understood.decision.chitchat_kind
+        text = self.stages.smalltalk.reply(kind, question, language=understood.language)
+        # A question the bot cannot answer is declined: a refusal, not a chat.
+        answer = trace.answer(text, Route.CHITCHAT, llm=self.stages.llm, grounded=kind != OFF_TOPIC)
+        return [AnswerEvent.delta(text), AnswerEvent.done(answer)]
 
-    async def _search(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace, *,
-                      cacheable: bool, cache_index: str = "") -> AsyncIterator[AnswerEvent]:
-        enhanced, plan = understood.enhanced, understood.plan
+    async def _lookup(self, turn: Turn, understood: QueryUnderstanding, trace: TurnTrace) -> list[AnswerEvent] | None:
+        """The structural view's events, or None when a reference-like name found nothing exact and the
+        understanding lets such a lookup be searched instead."""
+        draft, result = await trace.timed("lookup", self.stages.structural.run(understood.lookup_query, turn.scope))
+        if result.kind in ("not_found", "ambiguous") and not result.exact and understood.search_if_not_found:
+            return None
+        note = self._amendment_note(draft.citations, turn.scope) if result.kind != "changes" else ""
+        if note:
+            draft = draft.model_copy(update={"text": f"{draft.text.rstrip()}\n\n{note}\n"})
+        events = [AnswerEvent.delta(draft.text)]
+        if draft.citations:
+            events.append(AnswerEvent.sources(draft.citations))
+        hits = [Hit(chunk=c, score=1.0) for c in result.chunks]
+        events.append(AnswerEvent.done(trace.answer(draft.text, Route.LOOKUP, llm=self.stages.llm,
+                                                    citations=draft.citations, hits=hits, followups=draft.followups,
+                                                    grounded=bool(draft.citations))))
+        return events
+
+    # --- the search route's steps (`search_steps`) ------------------------------------------------------------------
+
+    async def _retrieve(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """The plan's queries, searched, and the hits graded."""
+        understood, plan = state.understood, state.understood.plan
         if understood.korean_query:
-            trace.note(f"language: {understood.language} → {_short(understood.korean_query)}")
-        trace.note(f"plan: {plan.strategy.value} {[_short(q) for q in plan.search_queries]}")
+            trace.note(f"language: {understood.language} → {short(understood.korean_query)}")
+        trace.note(f"plan: {plan.strategy.value} {[short(q) for q in plan.search_queries]}")
         if plan.hypothetical_answer:
-            trace.note(f"hyde: {_short(plan.hypothetical_answer)}")
-        status = framing_for(understood.language)
-        yield AnswerEvent.status(status.STATUS_SEARCHING)
-        wanted = self._retrieval_request(turn, understood)
+            trace.note(f"hyde: {short(plan.hypothetical_answer)}")
+        yield AnswerEvent.status(state.said.STATUS_SEARCHING)
+        state.wanted = retrieval_request(state.turn, understood)
         with trace.stage("retrieve"):
-            result = await self.retrieval.run(wanted)
-        hits = list(result.hits)
-        parts = max(len(plan.sub_questions), 1)
+            state.result = await self.retrieval.run(state.wanted)
+        await self._grade(state, trace)
+
+    async def _grade(self, state: SearchState, trace: TurnTrace) -> None:
+        """Whether the hits answer the question (passed), come close (hedge) or not."""
         if not self.config.grade:
             trace.note("grade: off (REGBOT_ENABLE_SELF_RAG)")
-            grade = GradeResult(passed=True, score=100.0, relevant=tuple(h.chunk.chunk_id for h in hits))
-        else:
-            grade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
-            trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
+            state.grade = GradeResult(passed=True, score=100.0, relevant=tuple(h.chunk.chunk_id for h in state.hits))
+            return
+        state.grade = grade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
+                                                                                parts=state.parts))
+        trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
+
+    async def _research(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """Rewrite-and-search rounds while the grade fails; a round starts only while the budget still pays for
+        it (a rewrite and a grade) and the answer. A hedge the LLM judged is answered as it is: its round would
+        cost two of the three calls the common path has (understand, grade, answer). An offline hedge still gets
+        its round, which costs no call and whose further search often ranks the answering article higher."""
+        assert state.grade is not None and state.result is not None and state.wanted is not None
         rounds = 0
-        # A round costs a rewrite and a grade; it starts only while the budget still pays for it and the answer.
-        while not grade.passed and rounds < self.config.rewrite_rounds and trace.budget.remaining >= 3:
+        while worth_a_round(state.grade) and rounds < self.config.rewrite_rounds and trace.budget.remaining >= 3:
             rounds += 1
-            yield AnswerEvent.status(status.STATUS_RESEARCHING)
-            rewritten = await self._timed(trace, "rewrite", self.stages.rewriter.run(enhanced.text, grade.missing))
+            yield AnswerEvent.status(state.said.STATUS_RESEARCHING)
+            rewritten = await trace.timed("rewrite", self.stages.rewriter.run(state.question, state.grade.missing))
             trace.note(f"rewrite {rounds}: {rewritten}")
             with trace.stage("retrieve"):
-                result = await self.retrieval.extend(result, rewritten, wanted)
-            hits = list(result.hits)
+                state.result = await self.retrieval.extend(state.result, rewritten, state.wanted)
             # Graded against the question the user asked, never against the rewrite.
-            regrade = await self._timed(trace, "grade", self.stages.grader.run(enhanced.text, hits, parts=parts))
+            regrade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
+                                                                         parts=state.parts))
             trace.note(f"regrade({regrade.by}): {regrade.score} passed={regrade.passed} hedge={regrade.hedge}")
             # More evidence never makes a hedge a refusal: the closest article found so far is still in the hits.
-            grade = regrade if regrade.passed or regrade.hedge or not grade.hedge else grade
-        if not grade.passed and not grade.hedge:
-            # A foreign question the glossary could not read has no words worth naming ("what", "does").
-            unread = understood.language != "ko" and not understood.korean_query
-            text = refusal_message(() if unread else grade.looked_for, hits,
-                                   silent_on=() if unread else grade.silent_on, language=understood.language)
-            # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
-            nearest = about_articles(enhanced.text, related_chunks([h.chunk for h in hits], grade.looked_for),
-                                     at_most=REFUSAL_NEAREST)
-            yield AnswerEvent.delta(text)
-            if nearest:
-                yield AnswerEvent.followup_questions(nearest)
-            yield AnswerEvent.done(self._answer_model(text, Route.SEARCH, trace, hits=hits, followups=nearest,
-                                                      grounded=False))
-            return
-        hedged = not grade.passed
-        if hedged:
-            trace.note("hedge: the closest article, quoted as such")
+            grade = state.grade
+            state.grade = regrade if regrade.passed or regrade.hedge or not grade.hedge else grade
 
-        evidence = self._select_evidence(result, grade.relevant, turn.scope, trace)
-        request = GenerationInput(question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
-                                  sub_questions=plan.sub_questions,
-                                  evidence=evidence.as_parts(lead=self.evidence.lead), answer_style=plan.answer_style,
-                                  scope=turn.scope, language=understood.language,
-                                  korean_query=understood.korean_query, topics=understood.topics)
-        yield AnswerEvent.status(status.STATUS_WRITING)
-        if hedged:
-            yield AnswerEvent.delta(status.HEDGE_LEAD + "\n\n")
-        generator = self.stages.generator
+    async def _refuse(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """Nothing close: say what the regulations are silent on; quote nothing, offer the closest articles."""
+        grade, understood, hits = state.grade, state.understood, state.hits
+        assert grade is not None
+        if grade.passed or grade.hedge:
+            if not grade.passed:
+                trace.note("hedge: the closest article, quoted as such")
+            return
+        # A foreign question the glossary could not read has no words worth naming ("what", "does").
+        unread = understood.language != "ko" and not understood.korean_query
+        text = refusal_message(() if unread else grade.looked_for, hits,
+                               silent_on=() if unread else grade.silent_on, language=understood.language)
+        # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
+        nearest = about_articles(state.question, related_chunks([h.chunk for h in hits], grade.looked_for),
+                                 at_most=REFUSAL_NEAREST)
+        yield AnswerEvent.delta(text)
+        if nearest:
+            yield AnswerEvent.followup_questions(nearest)
+        state.answer = trace.answer(text, Route.SEARCH, llm=self.stages.llm, hits=hits, followups=nearest,
+                                    grounded=False)
+
+    async def _write(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """The answer, streamed from the evidence (the hits the grade found relevant, with their neighbours)."""
+        assert state.result is not None and state.grade is not None
+        understood, plan, said = state.understood, state.understood.plan, state.said
+        evidence = self.evidence.run(state.result, set(state.grade.relevant), state.turn.scope)
+        added = sum(len(g.neighbours) for g in evidence.groups)
+        if added:
+            trace.note(f"evidence: {added} neighbour(s) added")
+        enhanced = understood.enhanced
+        state.request = GenerationInput(
+            question=enhanced.text, asked=enhanced.original if enhanced.used_history else "",
+            sub_questions=plan.sub_questions, evidence=evidence.as_parts(lead=self.evidence.lead),
+            answer_style=plan.answer_style, scope=state.turn.scope, language=understood.language,
+            korean_query=understood.korean_query, topics=understood.topics, facets=understood.facets)
+        yield AnswerEvent.status(said.STATUS_WRITING)
+        if state.hedged:
+            yield AnswerEvent.delta(said.HEDGE_LEAD + "\n\n")
         streamed: list[str] = []
-        notes: list[str] = []
-        draft: DraftAnswer | None = None
         with trace.stage("generate"):
             try:
-                async for event in generator.run(request):
+                async for event in self.stages.generator.run(state.request):
                     if event.draft is not None:
-                        draft = event.draft
+                        state.draft = event.draft
                     elif event.kind == "status":  # the answer's LLM is consulting a tool
                         yield AnswerEvent.status(event.text)
                     else:
                         streamed.append(event.text)
                         yield AnswerEvent.delta(event.text)
             except LlmUnavailable as exc:
-                log.warning("turn %s: generation interrupted: %s", turn.turn_id, exc)
-                notes.append(status.STREAM_INTERRUPTED if streamed else status.OFFLINE_NOTE)
-        if draft is None:  # a generator that broke off: keep what the user saw, uncited
-            draft = DraftAnswer(text="".join(streamed), citations=())
-        if draft.by != "llm":
-            # A quoted answer needs no LLM verify or follow-ups call: the offline siblings judge quotes.
-            trace.budget.close("the answer is quoted offline")
-        if draft.note and draft.note not in notes:
-            notes.append(draft.note)
-            trace.note(f"generate: {draft.by} with note")
-        text = draft.text if draft.text else "".join(streamed)
+                log.warning("turn %s: generation interrupted: %s", state.turn.turn_id, exc)
+                state.notes.append(said.STREAM_INTERRUPTED if streamed else said.OFFLINE_NOTE)
+        if state.draft is None:  # a generator that broke off: keep what the user saw, uncited
+            state.draft = DraftAnswer(text="".join(streamed), citations=())
+        if state.draft.note and state.draft.note not in state.notes:
+            state.notes.append(state.draft.note)
+            trace.note(f"generate: {state.draft.by} with note")
+        state.text = state.draft.text if state.draft.text else "".join(streamed)
+
+    async def _verify(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """The cited sentences checked against their articles; an LLM draft is revised once when some fail."""
+        draft, said = state.draft, state.said
+        assert draft is not None and state.request is not None
         if self.config.verify:
-            yield AnswerEvent.status(status.STATUS_VERIFYING)
-            verified = await self._timed(trace, "verify", self.stages.verifier.run(text, draft.citations))
+            yield AnswerEvent.status(said.STATUS_VERIFYING)
+            verified = await trace.timed("verify", self.stages.verifier.run(state.text, draft.citations,
+                                                                             quoted=state.quoted_offline))
         else:
             trace.note("verify: off (REGBOT_HALLUCINATION_CHECK)")
-            verified = VerificationResult(text=text, supported=True)
+            verified = VerificationResult(text=state.text, supported=True)
         if not verified.supported and draft.by == "llm":
             trace.note(f"verify({verified.by}): {len(verified.removed)} unsupported sentence(s); revising once")
-            revised = await self._timed(trace, "revise", generator.revise(request, draft, verified.removed))
+            revised = await trace.timed("revise", self.stages.generator.revise(state.request, draft, verified.removed))
             if revised is not None:
-                draft = revised
-                verified = await self._timed(trace, "verify", self.stages.verifier.run(draft.text, draft.citations))
+                state.draft = draft = revised
+                verified = await trace.timed("verify", self.stages.verifier.run(draft.text, draft.citations))
         if not verified.supported:
             trace.note(f"verifier({verified.by}) removed {len(verified.removed)} sentence(s)")
-            notes.append(status.UNVERIFIED_NOTE)
-        answer_text = verified.text.rstrip()
-        used = cited_indices(answer_text)
-        if hedged:
-            answer_text = status.HEDGE_LEAD + "\n\n" + answer_text
-            notes.insert(0, status.HEDGE_ASK)
-        citations = tuple(c for c in draft.citations if c.index in used) or draft.citations
+            state.notes.append(said.UNVERIFIED_NOTE)
+        state.verified = verified
+        state.text = verified.text.rstrip()
+        used = cited_indices(state.text)
+        if state.hedged:
+            state.text = said.HEDGE_LEAD + "\n\n" + state.text
+            state.notes.insert(0, said.HEDGE_ASK)
+        state.citations = tuple(c for c in draft.citations if c.index in used) or draft.citations
+
+    async def _supplement(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """The "관련 법령" part and the notes on quoted articles amended lately, after the answer."""
+        scope = state.turn.scope
         if self.stages.legal is not None:
-            part = await self._timed(trace, "legal", self.stages.legal.run(enhanced.text, citations, turn.scope))
+            part = await trace.timed("legal", self.stages.legal.run(state.question, state.citations, scope))
             if part is not None:
                 trace.note(f"legal: {[c.label for c in part.citations]}")
                 yield AnswerEvent.delta("\n\n" + part.render())
-                answer_text += "\n\n" + part.render()
-                citations += part.citations
-        note = self._amendment_note(citations, turn.scope)
+                state.text += "\n\n" + part.render()
+                state.citations += part.citations
+        note = self._amendment_note(state.citations, scope)
         if note:
             yield AnswerEvent.delta("\n\n" + note)
-            answer_text += "\n\n" + note
-        final_text = answer_text + ("\n\n" + "\n".join(notes) if notes else "")
-        yield AnswerEvent.sources(citations)
-        followups = await self._timed(trace, "followups", self.stages.followups.run(
-            enhanced.text, hits, {c.chunk_id for c in citations}, proposed=draft.followups))
+            state.text += "\n\n" + note
+
+    async def _suggest(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
+        """Sources, then follow-up questions; the answer is complete."""
+        assert state.draft is not None
+        final_text = state.text + ("\n\n" + "\n".join(state.notes) if state.notes else "")
+        yield AnswerEvent.sources(state.citations)
+        followups = await trace.timed("followups", self.stages.followups.run(
+            state.question, state.hits, {c.chunk_id for c in state.citations}, proposed=state.draft.followups,
+            quoted=state.quoted_offline))
         if followups:
             yield AnswerEvent.followup_questions(followups)
-        answer = self._answer_model(final_text, Route.SEARCH, trace, citations=citations, hits=hits,
-                                    followups=followups, outcome=Outcome.HEDGED if hedged else None)
-        if cacheable and not notes and citations:
-            # Stored before `done`: a consumer may stop reading at `done`. Degraded answers are never stored.
-            await self._cache_store(enhanced.original, turn.scope, answer, trace, cache_index)
-        yield AnswerEvent.done(answer)
+        state.answer = trace.answer(final_text, Route.SEARCH, llm=self.stages.llm, citations=state.citations,
+                                    hits=state.hits, followups=followups,
+                                    outcome=Outcome.HEDGED if state.hedged else None)
+
+    # --- helpers ----------------------------------------------------------------------------------------------------
 
     def _amendment_note(self, citations: tuple[Citation, ...], scope: Scope) -> str:
         """A line for each quoted article amended lately (or about to be), or ""."""
         return self.stages.amendments.run(citations, scope) if self.stages.amendments is not None else ""
 
-    @staticmethod
-    def _retrieval_request(turn: Turn, understood: QueryUnderstanding) -> RetrievalRequest:
-        """The plan's queries, typed by the part they serve. A follow-up the enhancer folded is searched as the
-        user's own words, with what it leans on as lower-weight context."""
-        enhanced, plan = understood.enhanced, understood.plan
-        queries = planned_queries(plan.search_queries, plan.sub_questions)
-        if enhanced.context and not plan.sub_questions:
-            queries = planned_queries((enhanced.original,), ())
-        return RetrievalRequest(queries=queries, parts=plan.sub_questions, context=enhanced.context,
-                                scope=turn.scope)
 
-    def _select_evidence(self, result: RetrievalResult, relevant: tuple[str, ...], scope: Scope,
-                         trace: TurnTrace) -> Evidence:
-        evidence = self.evidence.run(result, set(relevant), scope)
-        added = sum(len(g.neighbours) for g in evidence.groups)
-        if added:
-            trace.note(f"evidence: {added} neighbour(s) added")
-        return evidence
+def worth_a_round(grade: GradeResult) -> bool:
+    """Whether a grade calls for a rewrite-and-search round: it fails outright, or it is a hedge judged offline."""
+    return not grade.passed and (not grade.hedge or grade.by == "offline")
 
-    async def _cache_lookup(self, question: str, scope: Scope, trace: TurnTrace, index: str) -> CacheMatch | None:
-        assert self.stages.cache is not None
-        try:
-            with trace.stage("cache"):
-                async with asyncio.timeout(self.config.cache_timeout_s):
-                    return await self.stages.cache.lookup(question, scope, index=index)
-        except TimeoutError:
-            log.warning("answer cache lookup took longer than %s s; answering without it", self.config.cache_timeout_s)
-            return None
 
-    async def _cache_store(self, question: str, scope: Scope, answer: Answer, trace: TurnTrace, index: str) -> None:
-        assert self.stages.cache is not None
-        retrieved_ids = tuple(h.chunk.chunk_id for h in answer.retrieved)
-        entry = CachedAnswer(question=question, text=answer.text, citations=answer.citations,
-                             followups=answer.followups, retrieved_ids=retrieved_ids)
-        try:
-            with trace.stage("cache"):
-                async with asyncio.timeout(self.config.cache_timeout_s):
-                    await self.stages.cache.store(question, scope, entry, index=index)
-        except TimeoutError:
-            log.warning("answer cache store took longer than %s s; skipped", self.config.cache_timeout_s)
-
-    def _replay(self, match: CacheMatch, trace: TurnTrace) -> list[AnswerEvent]:
-        cached = match.answer
-        trace.note(f"cache hit (similarity {match.similarity}): {_short(cached.question)}")
-        hits = [Hit(chunk=chunk, score=0.0) for cid in cached.retrieved_ids
-                if (chunk := self.retriever.get(cid)) is not None]
-        events = [AnswerEvent.delta(cached.text)]
-        if cached.citations:
-            events.append(AnswerEvent.sources(cached.citations))
-        if cached.followups:
-            events.append(AnswerEvent.followup_questions(cached.followups))
-        answer = self._answer_model(cached.text, Route.SEARCH, trace, citations=cached.citations, hits=hits,
-                                    followups=cached.followups)
-        events.append(AnswerEvent.done(answer.model_copy(update={"cache": "hit"})))
-        return events
-
-    def _answer_model(self, text: str, route: Route, trace: TurnTrace, *,
-                      citations: tuple[Citation, ...] = (), hits: list[Hit] | None = None,
-                      followups: tuple[str, ...] = (), grounded: bool = True,
-                      outcome: Outcome | None = None) -> Answer:
-        trace.timings_ms["total"] = round((time.perf_counter() - trace.started) * 1000, 2)
-        return Answer(text=text, route=route, citations=citations, followups=followups, grounded=grounded,
-                      outcome=outcome,
-                      llm_calls=trace.llm_calls, timings_ms=dict(trace.timings_ms),
-                      llm_tokens={stage: (u.input_tokens, u.output_tokens)
-                                  for stage, u in trace.budget.by_stage.items()},
-                      llm_breaker=str(getattr(self.stages.llm, "breaker_state", "")),
-                      retrieved=tuple(hits or ()), notes=tuple(trace.notes),
-                      cache="miss" if "cache" in trace.timings_ms else "off")
+def retrieval_request(turn: Turn, understood: QueryUnderstanding) -> RetrievalRequest:
+    """The plan's queries, typed by the part they serve. A follow-up the enhancer folded is searched as the user's
+    own words, with what it leans on as lower-weight context."""
+    enhanced, plan = understood.enhanced, understood.plan
+    queries = planned_queries(plan.search_queries, plan.sub_questions)
+    if enhanced.context and not plan.sub_questions:
+        queries = planned_queries((enhanced.original,), ())
+    return RetrievalRequest(queries=queries, parts=plan.sub_questions, context=enhanced.context, scope=turn.scope)
 
 
 async def collect(pipeline: AnswerPipeline, text: str, *, history: tuple[Message, ...] = (),

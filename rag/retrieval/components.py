@@ -4,7 +4,7 @@
 
     ScopeFilter → QueryEmbedder → DomainDetector → (hard mode) DomainFilter
       → LexicalSearch ∥ DenseSearch → Fusion → PriorWeighting → Deduplication
-      → Reranker → ArticleDiversity → SanctionLinks → PurposeLink → DomainBudget
+      → Reranker → ArticleDiversity → SanctionLinks → PurposeLink (rag/retrieval/links.py) → DomainBudget
 
 Every knob is a `RetrievalConfig` field, which `bot/config.py` exposes as `REGBOT_RETRIEVAL_<FIELD>`.
 """
@@ -25,16 +25,10 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.domains import DomainClassifier, DomainDecision
 from rag.retrieval.fusion import convex_fusion, protect_confident, weighted_rrf
 from rag.retrieval.names import DocumentNames
-from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery
-from rag.sanctions import ASKS_SANCTION, SANCTION_TITLE
 from rag.text import doc_key
 
 log = logging.getLogger(__name__)
-
-# A question about repealed text says so; otherwise 폐지 documents stay out.
-_ASKS_FOR_REPEALED = re.compile(r"폐지(된|되기|전)|옛날\s*규정|예전\s*규정|구\s*규정")
-
 
 # "제60조", "제19조의2" (not "제60조제1항"'s paragraph: the article is what ranks).
 _ARTICLE_NUMBER = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
@@ -75,7 +69,8 @@ class ScopeFilter:
         self.config = config
 
     def run(self, analyzed: AnalyzedQuery, scope: Scope) -> np.ndarray:
-        repealed = self.config.include_repealed or bool(_ASKS_FOR_REPEALED.search(analyzed.all_text))
+        # A question about repealed text says so (rag/data/asks.yaml); otherwise 폐지 documents stay out.
+        repealed = self.config.include_repealed or analyzed.facets.repealed
         return self.corpus.mask(scope, include_repealed=repealed, effective_on=self.config.effective_on)
 
 
@@ -391,68 +386,6 @@ def distinct_articles_first(hits: Sequence[Hit]) -> list[Hit]:
             seen.add(key)
             first.append(hit)
     return first + later
-
-
-class SanctionLinks:
-    """A question about the sanction for breaking a rule ("불이익 주면 사장은 어떤 처벌 받아?") is answered by the
-    벌칙/과태료 article that cites the rule by number ("제19조제3항을 위반하여 … 3년 이하의 징역"), which shares
-    almost no words with the question: for each of the first `sanction_sources` hits, the part of such an article
-    that cites it moves in just ahead of it."""
-
-    def __init__(self, corpus: IndexedCorpus, citations: NeighbourExpander, config: RetrievalConfig) -> None:
-        self.corpus = corpus
-        self.citations = citations
-        self.config = config
-
-    def run(self, analyzed: AnalyzedQuery, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
-        sources = self.config.sanction_sources
-        if sources <= 0 or not hits or not ASKS_SANCTION.search(analyzed.text):
-            return list(hits)
-        found = next((i for i, h in enumerate(hits[:sources]) if SANCTION_TITLE.search(h.chunk.title)), None)
-        if found is not None:  # the search found a sanction itself: it answers, the rule it enforces follows
-            return [hits[found], *hits[:found], *hits[found + 1:]]
-        out = list(hits)
-        for source in hits[:sources]:
-            for chunk in self.citations.citing(source.chunk.doc, source.chunk.article):
-                at = self.corpus.position.get(chunk.chunk_id)
-                if chunk.doc != source.chunk.doc or not SANCTION_TITLE.search(chunk.title) or at is None \
-                        or not mask[at]:
-                    continue
-                out = [h for h in out if h.chunk.chunk_id != chunk.chunk_id]
-                place = next(i for i, h in enumerate(out) if h.chunk.chunk_id == source.chunk.chunk_id)
-                out.insert(place, Hit(chunk=chunk, score=source.score, ranks={"sanction": 1}))
-                break
-        return out
-
-
-# A question about what a regulation is for: "최저임금이라는 게 왜 있는 거야? 목적이 뭐야?", "시행령은 뭘 정하려고
-# 만든 거야?", "그 법은 뭘 목적으로 만든 거예요?". Not "목적 외로 써도 돼?" nor "무슨 목적으로 수집하는지" (rules about
-# purposes), nor "어떤 목적으로 만든 대학원이야?" (what a thing the regulation sets up is for: its own article says).
-ASKS_PURPOSE = re.compile(r"(목적|취지)\s*(이|가|은|는)?\s*(뭐|무엇|뭔)|왜\s*(있는|있어|만들|생긴|생겼|둔|두는)"
-                          r"|(뭘|무엇을)\s*정하(려고|려는|기\s*위해)|존재\s*이유"
-                          r"|(뭘|무엇을|무슨|어떤)\s*목적으로\s*(만들|만든|생기|생긴|생겼|제정|두|둔)\w*\s*"
-                          r"(거|것|건|게|법|법률|규정|제도|시행령|[?？]|$)")
-
-
-class PurposeLink:
-    """A question about what a regulation is for is answered by its 목적 article (제1조 of a Korean statute or
-    internal regulation), which shares few words with the question: the 목적 article of the top hit's document
-    goes first."""
-
-    def __init__(self, corpus: IndexedCorpus) -> None:
-        self.corpus = corpus
-
-    def run(self, analyzed: AnalyzedQuery, hits: Sequence[Hit], mask: np.ndarray) -> list[Hit]:
-        if not hits or not ASKS_PURPOSE.search(analyzed.text):
-            return list(hits)
-        top = hits[0]
-        purpose = next((c for c in self.corpus.of_document(top.chunk.doc)
-                        if c.title == "목적" and not c.part and not c.deleted), None)
-        at = self.corpus.position.get(purpose.chunk_id) if purpose is not None else None
-        if at is None or not mask[at]:
-            return list(hits)
-        rest = [h for h in hits if h.chunk.chunk_id != purpose.chunk_id]
-        return [Hit(chunk=purpose, score=top.score, ranks={"purpose": 1}), *rest]
 
 
 class DomainBudget:

@@ -4,7 +4,6 @@ editable table, audience hints, and earlier turns folded in when a follow-up lea
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from rag.lang import FOREIGN, Glossary, load_glossary
+from rag.lang.asks import HistoryCues, QuestionFacets, QuestionReader
 from rag.models import Message, Role
 from rag.retrieval.config import CONTEXT_WEIGHT, EXPANSION_WEIGHT, OWN_WEIGHT
 from rag.retrieval.tokenizer import Tokenizer
@@ -90,7 +90,8 @@ class AnalyzedQuery(BaseModel):
     audience: str = ""  # a hint from the words ("교수인데" → faculty), not a filter
     intents: tuple[str, ...] = ()  # the intent table's situations the question describes
     language: str = "ko"  # en / vi: tokens and expansions come from the glossary's Korean query (rag/lang)
-    core_tokens: tuple[str, ...] = ()  # the tokens of the question's core (`question_core`) when it has a story
+    core_tokens: tuple[str, ...] = ()  # the tokens of the question's core (`QuestionReader.core`) when it has a story
+    facets: QuestionFacets = QuestionFacets()  # what the query asks (rag/lang/asks.py)
 
     @property
     def lexical_tokens(self) -> list[str]:
@@ -131,8 +132,9 @@ class QueryAnalyzer:
 
     def __init__(self, tokenizer: Tokenizer, synonyms: Mapping[str, Sequence[str]] | None = None, *,
                  audiences: Mapping[str, str] | None = None, intents: Sequence[Intent] | None = None,
-                 glossary: Glossary | None = None) -> None:
+                 glossary: Glossary | None = None, reader: QuestionReader | None = None) -> None:
         self.tokenizer = tokenizer
+        self.reader = reader or QuestionReader()
         # English and Vietnamese questions are searched lexically by their Korean words (the dense side reads `text`).
         self.glossary = glossary if glossary is not None else (load_glossary() if synonyms is None else None)
         self.intents = list(intents) if intents is not None else (load_intents() if synonyms is None else [])
@@ -189,7 +191,8 @@ class QueryAnalyzer:
                 expansion[token] = max(expansion.get(token, 0.0), 1.0 / math.sqrt(len(words)))
         context_expansion = {t: w for t, w in self.expand_weighted(context, own_context).items()
                              if t not in tokens and t not in expansion and t not in context_tokens} if context else {}
-        core = question_core(text)
+        facets = self.reader.read(text, context=context)
+        core = facets.core or text
         core_tokens = tuple(dict.fromkeys(self.tokenizer.tokens(core))) if core != text else ()
         if sum(1 for t in core_tokens if len(t) > 1) < 2:  # "어떻게 해야 하나요?" names nothing: the whole asks
             core_tokens = ()
@@ -198,7 +201,7 @@ class QueryAnalyzer:
             expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
             context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
             context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
-            audience=audience, intents=tuple(i.name for i in intents), language=language,
+            audience=audience, intents=tuple(i.name for i in intents), language=language, facets=facets,
         )
         if len(self._cache) > 2048:
             self._cache.clear()
@@ -258,40 +261,6 @@ class QueryAnalyzer:
         return ""
 
 
-# Where a long question's story ends and its ask begins: a sentence end, or a clause joined by "…는데," / "…고,".
-_SENTENCE_BREAK = re.compile(r"(?<=[.?!。？])\s+|\n+")
-_CLAUSE_BREAK = re.compile(r"(?:는데|은데|ㄴ데|지만|고|며|서|니),\s+|,\s+")
-_CORE_MIN_CHARS = 8  # a last clause shorter than this ("맞나요?") asks about the clause before it
-
-
-def question_core(text: str) -> str:
-    """What a long question asks, without its story: its last sentence, or of a long last sentence its last
-    clause(s) (at least `_CORE_MIN_CHARS` long). A short question is its own core."""
-    sentences = [s for s in _SENTENCE_BREAK.split(text.strip()) if s.strip()]
-    core = sentences[-1] if sentences else text
-    if len(sentences) > 1 and len(core.replace(" ", "")) < _CORE_MIN_CHARS:
-        core = " ".join(sentences[-2:])
-    clauses = _CLAUSE_BREAK.split(core)
-    if len(clauses) > 1:
-        tail = clauses[-1]
-        for clause in reversed(clauses[:-1]):
-            if len(tail.replace(" ", "")) >= _CORE_MIN_CHARS:
-                break
-            tail = f"{clause} {tail}"
-        core = tail
-    return core.strip() or text
-
-
-# Words that point back at the conversation: demonstratives and "그럼"-openers anywhere (see `leans_on_history`),
-# and connectives that continue the last turn when they open the question ("그리고 퇴직금은?"; mid-question they
-# only join its own clauses).
-_LEANING = re.compile(
-    r"(^|\s)(그럼|그러면|그렇다면|그건|그거|그게|그걸|그것|거기|그곳|그때|그런|그렇게"
-    r"|이건|이거|이게|이것|저건|저거|그\s|이\s|이런|저런|이렇게|해당|마찬가지|똑같|그\s?외|그\s?밖)"
-)
-_OPENING = re.compile(r"^\s*(그래서|근데|그런데|그리고|아니면|또)\b")
-# A bare condition ("6년 넘게 근무하면?", "부정한 방법이라면?") continues the previous question.
-_CONDITION_ONLY = re.compile(r"(면|라면|다면|이면|거면|는|은|도)\s*[?？]?\s*$")
 _TOPIC_NOUNS = 1
 _INTERNAL_TOPIC_NOUNS = 3  # topic nouns before a pointer word that make it point inside the question
 _SHORT_CHARS = 12  # without a tokenizer: a question this short (no spaces) borrows its subject
@@ -324,21 +293,24 @@ class ConversationFolder:
     rewrite replaces it where one is configured."""
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, max_turns: int = 1, max_chars: int = 300,
-                 include_reply: bool = True) -> None:
+                 include_reply: bool = True, cues: HistoryCues | None = None) -> None:
         if max_turns < 1 or max_chars < 1:
             raise ValueError("max_turns and max_chars must be positive")
         self.tokenizer = tokenizer
+        # Demonstratives and "그럼"-openers, connectives opening the question, a bare condition (rag/data/asks.yaml).
+        self.cues = cues or QuestionReader().table.history
         self.max_turns = max_turns
         self.max_chars = max_chars
         self.include_reply = include_reply
 
     def leans_on_history(self, question: str) -> bool:
         text = normalize_text(question).strip()
-        if _CONDITION_ONLY.search(text) or _OPENING.match(text):
+        if self.cues.condition_only.search(text) or self.cues.opening.compiled.match(text):
             return True
+        leaning = self.cues.leaning.compiled
         if self.tokenizer is None:
-            return bool(_LEANING.search(text)) or len(text.replace(" ", "")) <= _SHORT_CHARS
-        cue = _LEANING.search(text)
+            return bool(leaning.search(text)) or len(text.replace(" ", "")) <= _SHORT_CHARS
+        cue = leaning.search(text)
         # A pointer word after the question has named its own topic ("…서약서를 쓰라는데 이거 괜찮아?", "A하는
         # 항목이랑, 회사가 그 계약서를…") points inside the question; at its start it points at the conversation.
         if cue and len(self._topic_nouns(text[: cue.start()])) < _INTERNAL_TOPIC_NOUNS:

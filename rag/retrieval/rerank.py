@@ -15,7 +15,6 @@ from pydantic import BaseModel, Field, ValidationError
 from rag.errors import ConfigError
 from rag.llm import LlmProvider, LlmRequest, LlmUnavailable
 from rag.models import Hit, Message, Role, split_paragraphs
-from rag.quantities import asked_quantities
 from rag.retrieval.config import EXPANSION_WEIGHT, RetrievalConfig
 from rag.retrieval.query import AnalyzedQuery
 
@@ -99,7 +98,7 @@ class HeuristicReranker:
         core = {t: w for t, w in weights.items() if t in core_tokens}
         core_total = sum(core.values()) or 1.0
         top = max((h.score for h in hits), default=1.0) or 1.0
-        quantities = asked_quantities(query.text)
+        quantities = query.facets.stated_units
         rows = np.zeros((len(hits), len(FEATURES)))
         stub = np.zeros(len(hits), dtype=bool)
 

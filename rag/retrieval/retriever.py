@@ -22,15 +22,14 @@ from rag.retrieval.components import (
     Fusion,
     LexicalSearch,
     PriorWeighting,
-    PurposeLink,
     QueryEmbedder,
-    SanctionLinks,
     ScopeFilter,
     distinct_articles_first,
 )
 from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.domains import DomainClassifier, load_domains
+from rag.retrieval.links import PurposeLink, SanctionLinks
 from rag.retrieval.names import load_aliases
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer

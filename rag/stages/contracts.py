@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag.lang.asks import QuestionFacets
 from rag.models import Citation, Hit, Message, Route, Scope
 
 # --- understanding: enhance → route → plan ---------------------------------------------------------------------
@@ -65,10 +66,14 @@ class QueryUnderstanding(BaseModel):
     decision: RouteDecision
     plan: QueryPlan
     lookup_query: str  # the text a lookup resolves (the standalone question when history made it a reference)
+    search_if_not_found: bool = True  # a lookup that finds nothing exact is searched instead (unless forced)
     by: Literal["llm", "offline", "pattern", "memo"] = "offline"
     language: str = "ko"  # the asker's language (rag/lang): the reply's framing follows it
     korean_query: str = ""  # en / vi: the glossary's Korean words for the question, what the judge reads
     topics: tuple[str, ...] = ()  # en / vi: the glossary topics the question names, in its language
+    # What is asked (rag/lang/asks.py), read once from the question the answer is read against (its Korean words
+    # for en / vi), with one reading per part of a compound question; the lead of the answer reads them.
+    facets: QuestionFacets = QuestionFacets()
 
 
 # --- grading and verification ------------------------------------------------------------------------------------
@@ -118,6 +123,7 @@ class GenerationInput(BaseModel):
     language: str = "ko"
     korean_query: str = ""
     topics: tuple[str, ...] = ()  # the glossary topics the question names, in its language
+    facets: QuestionFacets | None = None  # what is asked, as the understanding read it (None: the generator reads)
 
 
 class NumberedSource(BaseModel):
@@ -194,9 +200,13 @@ class Generator(Protocol):
 
 
 class Verifier(Protocol):
-    async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult: ...
+    """`quoted`: the answer quotes the articles (the extractive draft), so the offline judgement is enough."""
+
+    async def run(self, text: str, citations: tuple[Citation, ...], *, quoted: bool = False) -> VerificationResult: ...
 
 
 class FollowupSuggester(Protocol):
+    """`quoted`: the answer quotes the articles (the extractive draft): its follow-ups are suggested offline."""
+
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
-                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]: ...
+                  proposed: tuple[str, ...] = (), *, quoted: bool = False) -> tuple[str, ...]: ...

@@ -48,7 +48,7 @@ class OfflineFollowupSuggester:
         self.citations = citations
 
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
-                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]:
+                  proposed: tuple[str, ...] = (), *, quoted: bool = False) -> tuple[str, ...]:
         cited = next((h.chunk for h in hits if h.chunk.chunk_id in cited_chunk_ids), None)
         implementing = self.citations.implementing(cited.doc, cited.article)[:1] \
             if self.citations is not None and cited is not None else []
@@ -110,11 +110,12 @@ class LlmFollowupSuggester:
         self.prompt = prompt
 
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
-                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]:
+                  proposed: tuple[str, ...] = (), *, quoted: bool = False) -> tuple[str, ...]:
+        """`quoted`: a quoted (extractive) answer's follow-ups are suggested offline, without a call."""
         suggested = clean_followups(question, proposed)
         if len(suggested) >= 2:
             return suggested
-        if not hits or not self.llm.available:
+        if not hits or quoted or not self.llm.available:
             return await self.fallback.run(question, hits, cited_chunk_ids)
         articles = "\n".join(f"- {h.chunk.label}" + (f"({h.chunk.title})" if h.chunk.title else "")
                              for h in hits[:10])

@@ -16,28 +16,13 @@ from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from rag.lang.cues import Cue, load_table
 from rag.text import collapse_spaces, normalize_text
 
 DEFAULT_CUES = Path(__file__).resolve().parent.parent / "data" / "question_core.yaml"
 _SENTENCE_END = re.compile(r"(?<=[.?!。])\s+|\n+")
-
-
-class Cue(BaseModel):
-    """One pattern with the texts it must match (examples) and must not (counter-examples)."""
-
-    model_config = ConfigDict(frozen=True, ignored_types=(cached_property,))
-
-    pattern: str
-    weak: bool = False  # `asks` only: counts when no sentence asks with a plain cue
-    examples: tuple[str, ...] = Field(min_length=1)
-    counter_examples: tuple[str, ...] = ()
-
-    @cached_property
-    def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.pattern)
 
 
 class Filler(BaseModel):
@@ -63,22 +48,8 @@ class QuestionCues(BaseModel):
 
     @classmethod
     def load(cls, path: Path = DEFAULT_CUES) -> QuestionCues:
-        """The table at `path`; a bad entry or pattern is a ValueError naming the file and the entry."""
-        with path.open(encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-        try:
-            cues = cls.model_validate(data)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(p) for p in error["loc"])
-            raise ValueError(f"{path.name}: {where}: {error['msg']}") from None
-        for section in ("sentence_breaks", "asks", "situation_ends"):
-            for number, cue in enumerate(getattr(cues, section)):
-                try:
-                    cue.compiled  # noqa: B018 - compiled at load, so a bad pattern fails at start-up
-                except re.error as exc:
-                    raise ValueError(f"{path.name}: {section}.{number} ({cue.pattern!r}): {exc}") from None
-        return cues
+        """The table at `path`; a bad entry or pattern is a ValueError naming the file, the line and the entry."""
+        return load_table(path, cls)
 
     @cached_property
     def filler_words(self) -> frozenset[str]:

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from pydantic import BaseModel, Field, field_validator
 
 from rag.lang import FOREIGN, Glossary, foreign_smalltalk_kind
+from rag.lang.asks import QuestionFacets, QuestionReader
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
@@ -75,11 +76,13 @@ class OfflineQueryUnderstander:
     """Enhance, route (re-routing the enhanced text when history was folded in), then plan — all offline."""
 
     def __init__(self, *, enhancer: OfflineQueryEnhancer, router: OfflineQueryRouter,
-                 planner: OfflineQueryPlanner, glossary: Glossary | None = None) -> None:
+                 planner: OfflineQueryPlanner, glossary: Glossary | None = None,
+                 reader: QuestionReader | None = None) -> None:
         self.enhancer = enhancer
         self.router = router
         self.planner = planner
         self.glossary = glossary  # reads English and Vietnamese questions (None: every question is Korean)
+        self.reader = reader or QuestionReader()
 
     def language_of(self, question: str, text: str) -> dict[str, object]:
         """`language`, `korean_query` and `topics` of the question (`text`, its standalone form, is translated)."""
@@ -94,6 +97,31 @@ class OfflineQueryUnderstander:
     async def run(self, question: str, history: tuple[Message, ...], *,
                   forced: Route | None = None) -> QueryUnderstanding:
         enhanced = await self.enhancer.run(question, history)
+        facets = self.language_of(question, enhanced.text)
+        decision, lookup_query = await self.route(question, enhanced, history, forced=forced,
+                                                  language=str(facets.get("language", "ko")),
+                                                  korean_query=str(facets.get("korean_query", "")))
+        plan = await self.planner.run(enhanced.text)
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
+                                  search_if_not_found=forced is None, **facets,
+                                  facets=self.facets(enhanced, plan, language=facets.get("language", "ko"),
+                                                     korean_query=facets.get("korean_query", "")))
+
+    def facets(self, enhanced: EnhancedQuery, plan: QueryPlan, *, language: object = "ko",
+               korean_query: object = "") -> QuestionFacets:
+        """What the question asks: read from the question the answer is read against (a foreign question's Korean
+        words; a follow-up's amount and units from the user's own words), each part of a compound one apart."""
+        foreign = language in FOREIGN
+        question = str(korean_query) if foreign and korean_query else enhanced.text
+        own = enhanced.original if enhanced.used_history and not foreign and not plan.sub_questions else ""
+        read = self.reader.read(question, context=enhanced.context, asked=own)
+        parts = tuple(self.reader.read(part) for part in plan.sub_questions)
+        return read.model_copy(update={"leans_on_history": enhanced.used_history, "parts": parts})
+
+    async def route(self, question: str, enhanced: EnhancedQuery, history: tuple[Message, ...], *,
+                    forced: Route | None, language: str = "ko", korean_query: str = "") -> tuple[RouteDecision, str]:
+        """The route, and the text a lookup resolves: the one place a turn's route is decided (the router's
+        patterns propose; the conversation and the asker's language settle it)."""
         if forced is not None:
             decision = RouteDecision(route=forced)
         else:
@@ -110,16 +138,13 @@ class OfflineQueryUnderstander:
                 decision, lookup_query = RouteDecision(route=Route.LOOKUP), resolved[0]
             elif forced is None and self.router.lookup.names_no_regulation(question):
                 decision = RouteDecision(route=Route.LOOKUP)  # "제60조": the regulations that hold it
-        plan = await self.planner.run(enhanced.text)
-        facets = self.language_of(question, enhanced.text)
-        if forced is None and facets.get("language") in FOREIGN and decision.route != Route.LOOKUP:
+        if forced is None and language in FOREIGN and decision.route != Route.LOOKUP:
             # The Korean router's small-talk cues misread other languages ("khi", "thì" hold its "hi"): a question
             # that names a glossary topic is searched; otherwise only English or Vietnamese small talk is chat.
-            kind = "" if facets.get("korean_query") else foreign_smalltalk_kind(question)
+            kind = "" if korean_query else foreign_smalltalk_kind(question)
             decision = RouteDecision(route=Route.CHITCHAT, chitchat_kind=kind) if kind \
                 else RouteDecision(route=Route.SEARCH)
-        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
-                                  **facets)
+        return decision, lookup_query
 
     def chitchat_kind(self, question: str) -> str:
         """The kind of small talk the message is, or "" (for the LLM understander's pattern shortcut)."""
@@ -240,8 +265,12 @@ class LlmQueryUnderstander:
             lookup_query = text
         kind = reply.chitchat_kind if reply.chitchat_kind in ("greeting", "thanks", "other") else "other"
         decision = RouteDecision(route=route, chitchat_kind=kind if route == Route.CHITCHAT else "")
-        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=self._plan(text, reply),
-                                  lookup_query=lookup_query, by="llm", **self.fallback.language_of(question, text))
+        plan = self._plan(text, reply)
+        language = self.fallback.language_of(question, text)
+        facets = self.fallback.facets(enhanced, plan, language=language.get("language", "ko"),
+                                      korean_query=language.get("korean_query", ""))
+        return QueryUnderstanding(enhanced=enhanced, decision=decision, plan=plan, lookup_query=lookup_query,
+                                  search_if_not_found=forced is None, by="llm", facets=facets, **language)
 
     def _plan(self, text: str, reply: _UnderstandingReply) -> QueryPlan:
         keywords = tuple(dict.fromkeys(reply.keywords))

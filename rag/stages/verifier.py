@@ -82,7 +82,7 @@ class OfflineVerifier:
         self.tokenizer = tokenizer
         self.min_support = min_support
 
-    async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult:
+    async def run(self, text: str, citations: tuple[Citation, ...], *, quoted: bool = False) -> VerificationResult:
         by_index = {c.index: c for c in citations}
         kept: list[str] = []
         removed: list[str] = []
@@ -150,7 +150,8 @@ class LlmVerifier:
         self.hang_s = hang_s
         self.prompt = prompt
 
-    async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult:
+    async def run(self, text: str, citations: tuple[Citation, ...], *, quoted: bool = False) -> VerificationResult:
+        """`quoted`: a quoted (extractive) answer is judged offline, without a call."""
         by_index = {c.index: c for c in citations}
         lines = [split_sentences(line) if _MARKER.search(line) else [line] for line in text.split("\n")]
         unsupported: set[tuple[int, int]] = set()
@@ -167,9 +168,9 @@ class LlmVerifier:
                 elif not self._confirmed(sentence, sources):
                     to_judge.append(_Claim(line=line_no, position=position, sentence=sentence, sources=sources))
         by = "offline"
-        if to_judge and not self.llm.available:
+        if to_judge and (quoted or not self.llm.available):
             to_judge_offline, to_judge = to_judge, []
-            for claim in to_judge_offline:  # breaker open or the question's budget spent: no call to try
+            for claim in to_judge_offline:  # a quoted answer, the breaker open or the budget spent: no call
                 if not self._offline_verdict(claim):
                     unsupported.add((claim.line, claim.position))
         if to_judge:

@@ -12,20 +12,13 @@ from collections.abc import AsyncIterator
 
 from rag import messages
 from rag.lang import FOREIGN, framing_for
+from rag.lang.asks import QuestionFacets, QuestionReader
 from rag.models import CIRCLED, Citation, Hit, cite_chunk, split_paragraphs
-from rag.quantities import (
-    ASKED_CONDITION,
-    ASKS_AMOUNT,
-    ASKS_FIGURE,
-    FIGURE,
-    STATED_CONDITION,
-    asked_quantities,
-    numeric_conditions,
-)
+from rag.quantities import FIGURE, STATED_CONDITION, numeric_conditions
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
-from rag.sanctions import ASKS_SANCTION, STATES_SANCTION
+from rag.sanctions import STATES_SANCTION
 from rag.stages.contracts import DraftAnswer, GenerationEvent, GenerationInput
 
 # Amendment notes inside an article (<개정 2020. 1. 1.>, <신설 …>): history, not content to quote.
@@ -41,10 +34,13 @@ class ExtractiveGenerator:
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
                  hits_per_part: int = 5, paragraphs_per_hit: int = 3, max_quote_chars: int = 400,
                  max_quotes: int = 3, lead_sentences: int = 2, max_lead_chars: int = 220,
-                 min_relative_score: float = 0.3, second_lead_share: float = 0.35) -> None:
+                 min_relative_score: float = 0.3, second_lead_share: float = 0.35,
+                 reader: QuestionReader | None = None) -> None:
         self.corpus = corpus
         self.tokenizer = tokenizer
         self.analyzer = analyzer
+        # Reads what a question asks when the request carries no facets (a caller without the understanding).
+        self.reader = reader or (analyzer.reader if analyzer is not None else QuestionReader())
         self.hits_per_part = hits_per_part
         self.paragraphs_per_hit = paragraphs_per_hit
         self.max_quote_chars = max_quote_chars
@@ -87,12 +83,13 @@ class ExtractiveGenerator:
         sentences_per_part = self.lead_sentences if len(parts) == 1 else 1
         answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
         asked = request.asked if len(parts) == 1 and not foreign else ""
-        for part_question, hits in zip(parts, request.evidence, strict=False):
+        for part_question, hits, asks in zip(parts, request.evidence, self._facets(request, parts, asked),
+                                             strict=False):
             terms = self._terms(part_question, asked)
-            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part])
+            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part], asks)
             if ranked:
-                answered.append((part_question, ranked,
-                                 self.lead(part_question, terms, ranked, sentences_per_part, asked=asked)))
+                answered.append((part_question, ranked, self.lead(part_question, terms, ranked, sentences_per_part,
+                                                                  asked=asked, facets=asks)))
         # Markers are numbered in reading order: every lead first, then the quotes.
         leads = [" ".join(f"{sentence} [{cite(hit, marker, text).index}]" for sentence, hit, marker, text in lead)
                  for _, _, lead in answered if lead]
@@ -118,12 +115,21 @@ class ExtractiveGenerator:
         lines = [*leads, "", messages.EXTRACTIVE_SUPPORT, *dict.fromkeys(support)]
         return DraftAnswer(text="\n".join(lines).strip() + "\n", citations=tuple(citations))
 
-    def ranked_paragraphs(self, question: str, terms: dict[str, float], hits: tuple[Hit, ...] | list[Hit]
-                          ) -> list[tuple[float, Hit, str, str]]:
+    def _facets(self, request: GenerationInput, parts: tuple[str, ...], asked: str) -> tuple[QuestionFacets, ...]:
+        """What each part asks: the understanding's reading when the request carries it, else read here."""
+        facets = request.facets
+        if facets is not None:
+            read = facets.parts if request.sub_questions else (facets,)
+            if len(read) == len(parts):
+                return read
+        return tuple(self.reader.read(part, asked=asked) for part in parts)
+
+    def ranked_paragraphs(self, question: str, terms: dict[str, float], hits: tuple[Hit, ...] | list[Hit],
+                          facets: QuestionFacets | None = None) -> list[tuple[float, Hit, str, str]]:
         """(score, hit, 항 marker, text) of the paragraphs that share content with the question (`terms`, its
         weighted words), best first; a paragraph far below the best one (related, not answering) is left out."""
-        asks_figure = bool(ASKS_FIGURE.search(question))
-        asks_sanction = bool(ASKS_SANCTION.search(question))
+        facets = facets or self.reader.read(question)
+        asks_figure, asks_sanction = facets.figure, facets.sanction
         scored: list[tuple[float, Hit, str, str]] = []
         for rank, hit in enumerate(hits):
             paragraphs = split_paragraphs(hit.chunk.text)
@@ -155,22 +161,24 @@ class ExtractiveGenerator:
         return out
 
     def lead(self, question: str, terms: dict[str, float], ranked: list[tuple[float, Hit, str, str]],
-             at_most: int | None = None, *, asked: str = "") -> list[tuple[str, Hit, str, str]]:
+             at_most: int | None = None, *, asked: str = "",
+             facets: QuestionFacets | None = None) -> list[tuple[str, Hit, str, str]]:
         """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
         condition, a deadline, a definition) and the most question words; a second one from another paragraph
         only when it answers question words the first leaves out."""
-        asks_figure = bool(ASKS_FIGURE.search(question))
-        asks_meaning = bool(_ASKS_MEANING.search(question))
-        asks_limit = bool(_ASKS_LIMIT.search(question))
-        asks_sanction = bool(ASKS_SANCTION.search(question))
-        asks_list = bool(_ASKS_LIST.search(question))
-        conditions = numeric_conditions(question, ASKED_CONDITION)  # "1년 지나면": (1, 년, at least)
+        # What is asked (rag/lang/asks.py); the amount and its units in the user's own words (a follow-up's, not
+        # the earlier question's): "며칠" → days.
+        facets = facets or self.reader.read(question, asked=asked)
+        asks_figure, asks_meaning, asks_limit = facets.figure, facets.meaning, facets.limit
+        asks_sanction, asks_list, asks_amount = facets.sanction, facets.listing, facets.amount
+        conditions = set(facets.conditions)  # "1년 지나면": (1, 년, at least)
         contradictions = {(n, unit, not more) for n, unit, more in conditions}
-        # What the user asked in their own words (a follow-up's, not the earlier question's): "며칠" → days.
-        asked_units = asked_quantities(asked or question)
-        asks_amount = bool(ASKS_AMOUNT.search(asked or question))
+        asked_units = facets.stated_units
         pool = ranked[:3]
-        if asks_amount:  # the paragraph stating the figure may rank a little lower than ones that only mention it
+        # A figure asked for (며칠/얼마/몇, or a unit such as a deadline's) is answered by a paragraph stating it,
+        # which may rank a little lower than ones that only mention it.
+        asks_stated = asks_amount or bool(asked_units)
+        if asks_stated:
             pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
                      if (asked_units and any(u.search(r[3]) for u in asked_units))
                      or (not asked_units and FIGURE.search(r[3]))]
@@ -225,7 +233,7 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         best = candidates[0]
-        if asks_amount:
+        if asks_stated:
             # "며칠/얼마/몇" is answered by a figure (in the unit asked, when one is): a sentence without one never
             # leads while another states it.
             stating = [c for c in candidates if any(u.search(c[3]) for u in asked_units)] or \
@@ -269,14 +277,9 @@ _FIGURE_LEAD_DEPTH = 6
 # Weight of the words a follow-up borrowed from the conversation, against its own: dev + held-out-1..6, set means
 # of first-200 .589 → .612 (0.15: .614, 0.6: .596).
 _BORROWED_WEIGHT = 0.3
-# "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
-_ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
+# Statutes define with "“X”란 … 말한다": what a question asking what a term means is answered by.
 _DEFINITION = re.compile(r"(이)?란\s.{0,400}?(말한다|뜻한다)")  # bounded: `.*` rescanned the line per 란
-# "중간정산 사유", "기재사항", "어떤 경우에": the question asks for what a list holds; the sentence that announces
-# the list, read with its first items, answers it.
-_ASKS_LIST = re.compile(r"사유|사항|요건|종류|어떤\s*경우|무슨\s*경우|뭐뭐|무엇무엇")
-# "최대 몇 시간", "한도가 얼마": the question asks for a limit; the text states one with "초과할 수 없다", "이하" ….
-_ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|초과")
+# A question asking for a limit ("최대 몇 시간", "한도가 얼마") is answered by "초과할 수 없다", "이하" ….
 _STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
 # The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".
 _PROVISO = re.compile(r"(?:^|(?<!\s)\s+)다만,\s*(.{1,500}?다\.)")  # bounded and from a blank run's start

@@ -108,13 +108,13 @@ class FakeVerifier:
         self.results = list(results)
         self.texts: list[str] = []
 
-    async def run(self, text, citations):
+    async def run(self, text, citations, *, quoted=False):
         self.texts.append(text)
         return self.results.pop(0) if self.results else VerificationResult(text=text, supported=True)
 
 
 class FakeFollowups:
-    async def run(self, question, hits, cited_chunk_ids, proposed=()):
+    async def run(self, question, hits, cited_chunk_ids, proposed=(), *, quoted=False):
         return proposed or ("반차도 쓸 수 있어?",)
 
 
@@ -203,6 +203,22 @@ async def test_a_regrade_below_a_hedge_keeps_the_hedge_and_one_above_it_answers(
     answered, _ = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
     assert (kept.outcome, answered.outcome) == (Outcome.HEDGED, Outcome.ANSWERED)
     assert not answered.text.startswith(messages.HEDGE_LEAD)
+
+
+async def test_a_hedge_the_llm_judged_is_answered_without_a_rewrite_round():
+    # Its round would cost a rewrite and a regrade: two more LLM calls than the common path's three.
+    hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="llm")
+    answer, events = await collect(build(grader=FakeGrader(hedge, PASS)), QUESTION)
+    assert answer.outcome == Outcome.HEDGED and answer.text.startswith(messages.HEDGE_LEAD)
+    assert not [n for n in answer.notes if n.startswith(("rewrite", "regrade"))]
+    assert messages.STATUS_RESEARCHING not in [e.text for e in events if e.kind == AnswerEventKind.STATUS]
+
+
+async def test_a_failed_grade_that_regrades_as_a_hedge_quotes_the_closest_article():
+    failed = GradeResult(passed=False, score=10, by="offline")
+    hedge = GradeResult(passed=False, hedge=True, score=50, relevant=("취업규칙:제20조",), by="offline")
+    answer, _ = await collect(build(grader=FakeGrader(failed, hedge)), QUESTION)
+    assert answer.outcome == Outcome.HEDGED and "rewrite 1: " in " ".join(answer.notes)
 
 
 async def test_a_refusal_is_the_refused_outcome():

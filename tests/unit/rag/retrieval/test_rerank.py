@@ -4,6 +4,7 @@ import pytest
 from retrieval_samples import make_chunk
 
 from rag.errors import ConfigError
+from rag.lang.asks import QuestionReader
 from rag.llm import LlmRequestFailed, LlmResponse
 from rag.models import Hit
 from rag.retrieval.query import AnalyzedQuery
@@ -52,10 +53,12 @@ def test_the_question_words_in_one_paragraph_outrank_the_same_words_scattered():
 def test_an_article_stating_the_unit_asked_for_moves_up():
     days = make_chunk("학칙", "제9조", "수업", "수업은 학기마다 15일 이상 연다.")
     weeks = make_chunk("학칙", "제10조", "수업", "수업은 매 학년도 30주 이상으로 한다.")
-    question = AnalyzedQuery(text="대학은 1년에 최소 몇 주는 수업해야 해?", tokens=("대학", "최소", "수업"))
+    reader = QuestionReader()
+    text = "대학은 1년에 최소 몇 주는 수업해야 해?"
+    question = AnalyzedQuery(text=text, tokens=("대학", "최소", "수업"), facets=reader.read(text))
     ranked = HeuristicReranker().rerank(question, hits(days, weeks))
     assert ranked[0].chunk.article == "제10조"
-    other_unit = AnalyzedQuery(text="수업은 며칠 해?", tokens=("수업",))
+    other_unit = AnalyzedQuery(text="수업은 며칠 해?", tokens=("수업",), facets=reader.read("수업은 며칠 해?"))
     assert HeuristicReranker().rerank(other_unit, hits(days, weeks))[0].chunk.article == "제9조"
     unweighted = HeuristicReranker(quantity_weight=0.0).rerank(question, hits(days, weeks))
     assert unweighted[0].chunk.article == "제9조"  # the fused order stands without the unit signal

@@ -5,8 +5,9 @@ import pytest
 from retrieval_samples import index_chunks, make_chunk
 
 from rag.errors import RetrievalUnavailable
+from rag.lang.asks import QuestionFacets
 from rag.models import Hit, Scope
-from rag.retrieval.components import SanctionLinks
+from rag.retrieval.links import SanctionLinks
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
 from rag.retrieval.retriever import HybridRetriever, RetrievalConfig, distinct_articles_first
@@ -195,7 +196,8 @@ def test_a_sanction_the_search_ranked_second_answers_first(leave_rules):
     by_article = {c.article: c for c in leave_rules.chunks}
     hits = [Hit(chunk=by_article[a], score=1.0 - 0.1 * i) for i, a in enumerate(["제12조", "제30조", "제13조"])]
     links = SanctionLinks(leave_rules, NeighbourExpander(leave_rules), RetrievalConfig())
-    asked = AnalyzedQuery(text="불리한 처우를 하면 처벌은?", tokens=("불리", "처우", "처벌"))
+    asked = AnalyzedQuery(text="불리한 처우를 하면 처벌은?", tokens=("불리", "처우", "처벌"),
+                          facets=QuestionFacets(sanction=True))
     mask = np.ones(len(leave_rules.chunks), dtype=bool)
     assert labels(links.run(asked, hits, mask)) == ["근무 규칙 제30조", "근무 규칙 제12조", "근무 규칙 제13조"]
     not_asked = AnalyzedQuery(text="불리한 처우를 해도 돼?", tokens=("불리", "처우"))

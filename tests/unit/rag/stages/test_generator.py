@@ -6,6 +6,7 @@ import re
 import pytest
 
 from rag import messages
+from rag.lang.asks import QuestionFacets, QuestionReader
 from rag.llm import LlmRequestFailed
 from rag.models import Chunk, Hit
 from rag.stages.contracts import GenerationInput
@@ -291,6 +292,18 @@ class TestExtractiveGenerator:
                               "① 교육비 지원 금액은 1인당 연 100만원으로 한다.\n"
                               "② 신청 기한은 수강 시작 7일 전까지로 한다.", asked=asked)
         assert answer in lead.split("[1]")[0]
+
+    async def test_the_lead_reads_what_is_asked_from_the_facets_the_request_carries(self, samples):
+        # The understanding read the question once; the lead takes its reading, not a second one of its own.
+        body = "① 유급휴가는 직원이 신청한 날에 준다.\n② 1년간 80퍼센트 이상 근무한 직원에게는 15일의 유급휴가를 준다."
+        hits = (Hit(chunk=Chunk(chunk_id="rule-20", doc="근무 규칙", article="제20조", title="유급휴가",
+                                text=f"근무 규칙 제20조(유급휴가)\n{body}", part=0, kind="article",
+                                collection="default", content_hash="rule-20"), score=1.0),)
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        reader = QuestionReader()
+        for facets, lead in ((reader.read("유급휴가 며칠 받아?"), "15일"), (QuestionFacets(), "신청한 날")):
+            await drain(generator, GenerationInput(question="유급휴가는 언제 줘?", evidence=(hits,), facets=facets))
+            assert lead in draft_of(generator).text.split("[1]")[0]
 
     @pytest.mark.parametrize(("question", "answer"), [
         ("입사하고 1년 지나면 유급휴가 며칠이야?", "15일"),
