@@ -74,11 +74,13 @@ class LlmGrader(LlmOverOffline[OfflineGrader]):
     stage = "grade"
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineGrader, pass_score: float = 70.0,
-                 timeout_s: float = 10.0, hang_s: float = 2.5, prompt: str = GRADE_PROMPT) -> None:
+                 hedge_score: float = HEDGE_SCORE, timeout_s: float = 10.0, hang_s: float = 2.5,
+                 prompt: str = GRADE_PROMPT) -> None:
         if not 0 <= pass_score <= 100:
             raise ValueError("pass_score must be within 0–100")
         super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=timeout_s, hang_s=hang_s)
         self.pass_score = pass_score
+        self.hedge_score = hedge_score
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
         prior = await self.fallback.run(question, hits, parts=parts)
@@ -94,7 +96,7 @@ class LlmGrader(LlmOverOffline[OfflineGrader]):
             relevant = tuple(h.chunk.chunk_id for h in hits)  # a pass that named nothing keeps everything
         missing = tuple(m.strip() for m in reply.missing if m.strip())
         # A partial answer (the prompt's 40–69), or one the offline judge passes, is hedged, not refused.
-        hedge = not passed and (reply.score >= HEDGE_SCORE or prior.passed)
+        hedge = not passed and (reply.score >= self.hedge_score or prior.passed)
         if hedge and not relevant:
             relevant = tuple(h.chunk.chunk_id for h in hits)
         return GradeResult(passed=passed, hedge=hedge, score=reply.score, missing=missing, relevant=relevant, by="llm",

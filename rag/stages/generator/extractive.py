@@ -26,6 +26,7 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.sanctions import ASKS_SANCTION, STATES_SANCTION
+from rag.stages.config import StageTuning
 from rag.stages.contracts import DraftAnswer, GenerationEvent, GenerationInput
 
 # Amendment notes inside an article (<개정 2020. 1. 1.>, <신설 …>): history, not content to quote.
@@ -36,23 +37,14 @@ class ExtractiveGenerator:
     """Answer first, offline: one or two sentences from the best evidence that answer the question (the one that
     carries the figure, condition or deadline asked for), each cited, then at most three supporting quotes ordered
     by how directly they answer. Articles that share no content with the question stay out of the answer (the
-    follow-up suggester may still offer them)."""
+    follow-up suggester may still offer them). Its knobs and the lead's weights are `StageTuning`'s."""
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
-                 hits_per_part: int = 5, paragraphs_per_hit: int = 3, max_quote_chars: int = 400,
-                 max_quotes: int = 3, lead_sentences: int = 2, max_lead_chars: int = 220,
-                 min_relative_score: float = 0.3, second_lead_share: float = 0.35) -> None:
+                 tuning: StageTuning | None = None) -> None:
         self.corpus = corpus
         self.tokenizer = tokenizer
         self.analyzer = analyzer
-        self.hits_per_part = hits_per_part
-        self.paragraphs_per_hit = paragraphs_per_hit
-        self.max_quote_chars = max_quote_chars
-        self.max_quotes = max_quotes
-        self.lead_sentences = lead_sentences
-        self.max_lead_chars = max_lead_chars
-        self.min_relative_score = min_relative_score
-        self.second_lead_share = second_lead_share
+        self.tuning = tuning or StageTuning()
 
     async def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]:
         """The answer line by line, then the draft with its citations."""
@@ -74,7 +66,7 @@ class ExtractiveGenerator:
             if existing is not None:
                 return existing
             citation = cite_chunk(hit.chunk, index=len(citations) + 1, paragraph=marker,
-                                  quote=quote_text(text, self.max_quote_chars))
+                                  quote=quote_text(text, self.tuning.max_quote_chars))
             citations.append(citation)
             return citation
 
@@ -82,14 +74,14 @@ class ExtractiveGenerator:
         parts = request.sub_questions or (request.korean_query if foreign and request.korean_query
                                           else request.question,)
         # Each part of a compound question is a question of its own: two quotes each (three for a single question).
-        quotes_per_part = self.max_quotes if len(parts) == 1 else max(1, self.max_quotes - 1)
+        quotes_per_part = self.tuning.max_quotes if len(parts) == 1 else max(1, self.tuning.max_quotes - 1)
         # The lead stays one or two sentences in all: one per part when the question has several.
-        sentences_per_part = self.lead_sentences if len(parts) == 1 else 1
+        sentences_per_part = self.tuning.lead_sentences if len(parts) == 1 else 1
         answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
         asked = request.asked if len(parts) == 1 and not foreign else ""
         for part_question, hits in zip(parts, request.evidence, strict=False):
             terms = self._terms(part_question, asked)
-            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part])
+            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.tuning.hits_per_part])
             if ranked:
                 answered.append((part_question, ranked,
                                  self.lead(part_question, terms, ranked, sentences_per_part, asked=asked)))
@@ -136,20 +128,20 @@ class ExtractiveGenerator:
                 overlap = _overlap(terms, set(found)) / math.sqrt(max(1.0, len(found) / 40))
                 if overlap <= 0:
                     continue
-                bonus = 1.3 if asks_figure and FIGURE.search(text) else 1.0
+                bonus = self.tuning.quote_figure_weight if asks_figure and FIGURE.search(text) else 1.0
                 if asks_sanction and STATES_SANCTION.search(text):
-                    bonus *= 1.5
+                    bonus *= self.tuning.quote_sanction_weight
                 scored.append((overlap * bonus * prior, hit, marker, text))
         scored.sort(key=lambda item: -item[0])
         if not scored:
             return []
         best = scored[0][0]
-        kept = [item for item in scored if item[0] >= self.min_relative_score * best]
+        kept = [item for item in scored if item[0] >= self.tuning.min_relative_score * best]
         per_hit: dict[str, int] = {}
         out = []
         for item in kept:
             chunk_id = item[1].chunk.chunk_id
-            if per_hit.get(chunk_id, 0) < self.paragraphs_per_hit:
+            if per_hit.get(chunk_id, 0) < self.tuning.paragraphs_per_hit:
                 per_hit[chunk_id] = per_hit.get(chunk_id, 0) + 1
                 out.append(item)
         return out
@@ -171,7 +163,7 @@ class ExtractiveGenerator:
         asks_amount = bool(ASKS_AMOUNT.search(asked or question))
         pool = ranked[:3]
         if asks_amount:  # the paragraph stating the figure may rank a little lower than ones that only mention it
-            pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
+            pool += [r for r in ranked[3:self.tuning.figure_lead_depth]
                      if (asked_units and any(u.search(r[3]) for u in asked_units))
                      or (not asked_units and FIGURE.search(r[3]))]
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
@@ -196,27 +188,27 @@ class ExtractiveGenerator:
             tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
             for (order, _, context), found in zip(units, tokens, strict=True):
                 # Words are matched in the provision itself; what is asked must be in what the reader is shown.
-                shown = _lead_text(context, self.max_lead_chars)
+                shown = _lead_text(context, self.tuning.max_lead_chars)
                 weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
                 if asks_figure and FIGURE.search(shown):
-                    weight *= 1.5
+                    weight *= self.tuning.lead_figure_weight
                 if asks_meaning and _DEFINITION.search(shown):
-                    weight *= 1.5
+                    weight *= self.tuning.lead_definition_weight
                 if asks_limit and _STATES_LIMIT.search(shown):
-                    weight *= 1.3
+                    weight *= self.tuning.lead_limit_weight
                 if asks_sanction and STATES_SANCTION.search(shown):
-                    weight *= 1.5
+                    weight *= self.tuning.lead_sanction_weight
                 if asks_list and _ANNOUNCES_ITEMS.search(shown):
-                    weight *= 2.0  # dev + held-out-1..9: 1.3 and 1.5 moved no item, 2.0 two
+                    weight *= self.tuning.lead_list_weight
                 if conditions:
                     stated = numeric_conditions(shown, STATED_CONDITION)
                     beyond = any(more and asked_more and unit == asked_unit and int(n) > int(asked_n)
                                  for n, unit, more in stated for asked_n, asked_unit, asked_more in conditions)
                     if stated & contradictions or beyond:
                         # "1년 미만" does not answer "1년 지나면", nor does "3년 이상" (a later threshold)
-                        weight *= 0.5
+                        weight *= self.tuning.lead_condition_missed_weight
                     elif stated & conditions:
-                        weight *= 1.3  # "1년 미만" answers "아직 1년 안 됐으면"
+                        weight *= self.tuning.lead_condition_met_weight  # "1년 미만" answers "아직 1년 안 됐으면"
                 weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
                 score = _overlap(terms, set(found)) * weight
                 if score > 0:
@@ -239,9 +231,9 @@ class ExtractiveGenerator:
         close = next((c for c in others if c[0] >= 0.8 * best[0]), None)
         complement = max(others, key=lambda c: _overlap(uncovered, set(c[2])) * c[1], default=None)
         if close is None and complement is not None and \
-                _overlap(uncovered, set(complement[2])) * complement[1] >= self.second_lead_share * best[0]:
+                _overlap(uncovered, set(complement[2])) * complement[1] >= self.tuning.second_lead_share * best[0]:
             close = complement
-        if (self.lead_sentences if at_most is None else at_most) > 1 and close is not None:
+        if (self.tuning.lead_sentences if at_most is None else at_most) > 1 and close is not None:
             chosen.append((close[3], close[4], close[5], close[6]))
         return chosen
 
@@ -259,16 +251,10 @@ class ExtractiveGenerator:
             own = set(self.tokenizer.tokens(asked))
             if self.analyzer is not None:
                 own.update(self.analyzer.analyze(asked).expansion)
-            terms = {t: w if t in own else _BORROWED_WEIGHT * w for t, w in terms.items()}
+            terms = {t: w if t in own else self.tuning.borrowed_word_weight * w for t, w in terms.items()}
         return terms
 
 
-# How deep the lead looks for the paragraph stating the figure a "며칠/얼마/몇" question asks: the ranked
-# paragraphs a quote may come from (three hits' best paragraphs and their runners-up).
-_FIGURE_LEAD_DEPTH = 6
-# Weight of the words a follow-up borrowed from the conversation, against its own: dev + held-out-1..6, set means
-# of first-200 .589 → .612 (0.15: .614, 0.6: .596).
-_BORROWED_WEIGHT = 0.3
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
 _DEFINITION = re.compile(r"(이)?란\s.{0,400}?(말한다|뜻한다)")  # bounded: `.*` rescanned the line per 란
