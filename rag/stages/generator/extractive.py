@@ -12,6 +12,16 @@ from collections.abc import AsyncIterator
 
 from rag import messages
 from rag.lang import FOREIGN, framing_for
+from rag.lang.sentences import (
+    AMENDMENT_NOTE,
+    ANNOUNCES_ITEMS,
+    DEFINITION,
+    ITEM_START,
+    PROVISO,
+    PROVISO_OPENERS,
+    SENTENCE_END,
+    STATES_LIMIT,
+)
 from rag.models import CIRCLED, Citation, Hit, cite_chunk, split_paragraphs
 from rag.quantities import (
     ASKED_CONDITION,
@@ -28,9 +38,6 @@ from rag.retrieval.tokenizer import Tokenizer
 from rag.sanctions import ASKS_SANCTION, STATES_SANCTION
 from rag.stages.config import StageTuning
 from rag.stages.contracts import DraftAnswer, GenerationEvent, GenerationInput
-
-# Amendment notes inside an article (<개정 2020. 1. 1.>, <신설 …>): history, not content to quote.
-_AMENDMENT_NOTE = re.compile(r"(?<!\s)\s*+<(개정|신설)[^<>]*>")  # from a blank run's start: linear
 
 
 class ExtractiveGenerator:
@@ -173,7 +180,7 @@ class ExtractiveGenerator:
             # no word with the question (the quote below has it), so that a lead stays one clause; and where the
             # proviso states the figure or limit asked for, that proviso on its own, matched as the provision it
             # qualifies: the limit is often the proviso of a long sentence that announces a list.
-            provisos = [(_PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
+            provisos = [(PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
             present = [p for p in provisos if p]
             related = {p: _overlap(terms, set(found)) > 0
                        for p, found in zip(present, self.tokenizer.tokens_many(present), strict=True)}
@@ -181,10 +188,10 @@ class ExtractiveGenerator:
             for order, sentence in enumerate(sentences):
                 shown = _with_context(sentences, order)
                 if provisos[order] and not related[provisos[order]]:
-                    shown = _PROVISO.sub("", shown, count=1)
+                    shown = PROVISO.sub("", shown, count=1)
                 units.append((order, sentence, shown))
             units += [(order, sentences[order], proviso) for order, proviso in enumerate(provisos)
-                      if (asks_figure and FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
+                      if (asks_figure and FIGURE.search(proviso)) or (asks_limit and STATES_LIMIT.search(proviso))]
             tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
             for (order, _, context), found in zip(units, tokens, strict=True):
                 # Words are matched in the provision itself; what is asked must be in what the reader is shown.
@@ -192,13 +199,13 @@ class ExtractiveGenerator:
                 weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
                 if asks_figure and FIGURE.search(shown):
                     weight *= self.tuning.lead_figure_weight
-                if asks_meaning and _DEFINITION.search(shown):
+                if asks_meaning and DEFINITION.search(shown):
                     weight *= self.tuning.lead_definition_weight
-                if asks_limit and _STATES_LIMIT.search(shown):
+                if asks_limit and STATES_LIMIT.search(shown):
                     weight *= self.tuning.lead_limit_weight
                 if asks_sanction and STATES_SANCTION.search(shown):
                     weight *= self.tuning.lead_sanction_weight
-                if asks_list and _ANNOUNCES_ITEMS.search(shown):
+                if asks_list and ANNOUNCES_ITEMS.search(shown):
                     weight *= self.tuning.lead_list_weight
                 if conditions:
                     stated = numeric_conditions(shown, STATED_CONDITION)
@@ -257,20 +264,11 @@ class ExtractiveGenerator:
 
 # "무엇", "뭔지", "뜻": the question asks what a term means; statutes define with "“X”란 … 말한다".
 _ASKS_MEANING = re.compile(r"뭐야|뭔지|뭐예요|무엇|무슨\s*뜻|뜻이|의미|정의|이란\?|란\?")
-_DEFINITION = re.compile(r"(이)?란\s.{0,400}?(말한다|뜻한다)")  # bounded: `.*` rescanned the line per 란
 # "중간정산 사유", "기재사항", "어떤 경우에": the question asks for what a list holds; the sentence that announces
 # the list, read with its first items, answers it.
 _ASKS_LIST = re.compile(r"사유|사항|요건|종류|어떤\s*경우|무슨\s*경우|뭐뭐|무엇무엇")
 # "최대 몇 시간", "한도가 얼마": the question asks for a limit; the text states one with "초과할 수 없다", "이하" ….
 _ASKS_LIMIT = re.compile(r"최대|최고|상한|한도|넘(어|으면|을|지)|초과")
-_STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
-# The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".
-_PROVISO = re.compile(r"(?:^|(?<!\s)\s+)다만,\s*(.{1,500}?다\.)")  # bounded and from a blank run's start
-_ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
-# "…한다." ends a sentence; "다." opening a line is the third item of a 목 list (가. 나. 다.), not an ending.
-_SENTENCE_END = re.compile(r"(?<=\S다\.)\s+|\n+")
-# A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
-_ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
 
 
 def in_article_order(quotes: list[tuple[float, Hit, str, str]]) -> list[tuple[float, Hit, str, str]]:
@@ -300,14 +298,14 @@ def _unit(token: str) -> str:
 def _sentences(paragraph: str) -> list[str]:
     """A paragraph's provisions, amendment notes dropped: each sentence with its proviso ("다만, …", "이 경우 …"),
     each item."""
-    text = _AMENDMENT_NOTE.sub("", paragraph)
+    text = AMENDMENT_NOTE.sub("", paragraph)
     units: list[str] = []
-    for piece in (s.strip() for s in _SENTENCE_END.split(text)):
+    for piece in (s.strip() for s in SENTENCE_END.split(text)):
         if not piece:
             continue
         # A proviso or its elaboration reads with its sentence, and so does the rest of a sentence whose
         # parenthesis ended in "…포함한다. 이하 이 조에서 같다)": a sentence never ends inside brackets.
-        if units and (piece.startswith(("다만", "이 경우")) or units[-1].count("(") > units[-1].count(")")):
+        if units and (piece.startswith(PROVISO_OPENERS) or units[-1].count("(") > units[-1].count(")")):
             units[-1] = f"{units[-1]} {piece}"
         else:
             units.append(piece)
@@ -318,11 +316,11 @@ def _with_context(units: list[str], index: int) -> str:
     """A provision as a reader needs it: an item with the sentence that announces its list, a sentence that
     announces a list with the items that follow."""
     unit = units[index]
-    if _ITEM_START.match(unit):
-        head = next((units[i] for i in range(index - 1, -1, -1) if not _ITEM_START.match(units[i])), "")
-        return f"{head} {unit}" if head and _ANNOUNCES_ITEMS.search(head) else unit
-    if _ANNOUNCES_ITEMS.search(unit):
-        items = [u for u in units[index + 1:] if _ITEM_START.match(u)]
+    if ITEM_START.match(unit):
+        head = next((units[i] for i in range(index - 1, -1, -1) if not ITEM_START.match(units[i])), "")
+        return f"{head} {unit}" if head and ANNOUNCES_ITEMS.search(head) else unit
+    if ANNOUNCES_ITEMS.search(unit):
+        items = [u for u in units[index + 1:] if ITEM_START.match(u)]
         return " ".join([unit, *items])
     return unit
 
@@ -336,5 +334,5 @@ def _lead_text(sentence: str, limit: int) -> str:
 
 def quote_text(text: str, limit: int = 300) -> str:
     """One line of quotable text: amendment notes dropped, cut at `limit` characters with an ellipsis."""
-    text = _AMENDMENT_NOTE.sub("", text).replace("\n", " ").strip()
+    text = AMENDMENT_NOTE.sub("", text).replace("\n", " ").strip()
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
