@@ -29,9 +29,7 @@ from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Rera
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages.changes import AmendmentNotes, ChangeAnswerer
-from rag.stages.enhancer import HistoryWindow
-from rag.stages.factory import StageTimeouts, build_stages
-from rag.stages.legal_basis import CollectionRoles
+from rag.stages.factory import build_stages
 
 if TYPE_CHECKING:
     from rag.knowledge.ingest import Ingestor
@@ -144,13 +142,8 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     amendments = AmendmentNotes(changes, clock=clock, recent_days=settings.recent_change_days,
                                 promote=partial(_promote_and_reload, store, dense_index, corpus))
     # The fast model's short structured replies start within a fraction of the answer's time to first byte.
-    timeouts = StageTimeouts(structured_hang_s=settings.llm_hang_s / 4, stream_hang_s=settings.llm_hang_s)
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
-                          cache=cache, timeouts=timeouts, search=retriever, folder=folder,
-                          answerable_threshold=settings.answerable_threshold, hyde=settings.enable_hyde,
-                          window=HistoryWindow(messages=settings.history_messages, chars=settings.history_chars),
-                          roles=CollectionRoles(law=tuple(c.strip() for c in settings.law_collections.split(",")
-                                                          if c.strip())),
+                          config=settings.stages_config(), cache=cache, search=retriever, folder=folder,
                           changes=ChangeAnswerer(changes, lookup, clock=clock, recent_days=settings.recent_change_days),
                           amendments=amendments)
     evidence = EvidenceSelector(neighbours, max_neighbours=settings.neighbours_max)

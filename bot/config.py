@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.retrieval.config import RetrievalConfig
+from rag.stages.config import StagesConfig, StageTuning
 
 PROJECT_DATA_DIR = ".regbot"  # what scripts/demo.sh writes in the clone
 
@@ -40,6 +41,13 @@ class RetrievalSettings(BaseSettings, RetrievalConfig):
     e.g. `REGBOT_RETRIEVAL_DENSE_WEIGHT=0.4`, `REGBOT_RETRIEVAL_RERANKER=cross_encoder`."""
 
     model_config = SettingsConfigDict(env_prefix="REGBOT_RETRIEVAL_", extra="ignore", frozen=True)
+
+
+class StagesSettings(BaseSettings, StageTuning):
+    """Every stage knob no older setting reaches (`StageTuning`) as `REGBOT_STAGES_<FIELD>`, e.g.
+    `REGBOT_STAGES_GRADE_PASS_SCORE=60`."""
+
+    model_config = SettingsConfigDict(env_prefix="REGBOT_STAGES_", extra="ignore", frozen=True)
 
 
 class Settings(BaseSettings):
@@ -186,6 +194,10 @@ class Settings(BaseSettings):
         default_factory=RetrievalSettings,
         description="Every retrieval knob as `REGBOT_RETRIEVAL_<FIELD>` (fusion, weights, depths, reranker, domains); "
                     "the fields and their defaults are listed below.")
+    stages: StagesSettings = Field(
+        default_factory=StagesSettings,
+        description="Every stage knob as `REGBOT_STAGES_<FIELD>` (the offline answer's shape and lead weights, the "
+                    "grader's pass score, LLM limits); the fields and their defaults are listed below.")
     per_query_k: int = Field(6, ge=1, alias="REGBOT_PER_QUERY_K",
                              description="Hits retrieved per planned query: each part of a compound question gets "
                                          "its own budget.")
@@ -267,6 +279,14 @@ class Settings(BaseSettings):
     def public_host_names(self) -> tuple[str, ...]:
         """REGBOT_PUBLIC_HOSTS as a list of host names."""
         return tuple(name.strip() for name in self.public_hosts.split(",") if name.strip())
+
+    def stages_config(self) -> StagesConfig:
+        """The stages' configuration: `REGBOT_STAGES_*` with the older settings that reach the stages."""
+        return StagesConfig(**self.stages.model_dump(), structured_hang_s=self.llm_hang_s / 4,
+                            stream_hang_s=self.llm_hang_s, hyde=self.enable_hyde,
+                            answerable_threshold=self.answerable_threshold, history_messages=self.history_messages,
+                            history_chars=self.history_chars,
+                            law_collections=tuple(c.strip() for c in self.law_collections.split(",") if c.strip()))
 
     @model_validator(mode="after")
     def _default_llm(self) -> Settings:

@@ -4,7 +4,8 @@ What other packages may import (modules are imported directly; nothing is re-exp
 does not load every stage):
 
 - `factory`: `build_stages(...)` → `PipelineStages` (each stage the LLM implementation over its offline sibling,
-  or the offline one), `StageTimeouts`.
+  or the offline one); `config`: `StagesConfig` (every knob; `bot/config.py` reads `StageTuning` as
+  `REGBOT_STAGES_*`).
 - `contracts`: what the stages hand each other (`QueryUnderstanding`, `GradeResult`, `GenerationInput`,
   `DraftAnswer`, `GenerationEvent`, `VerificationResult` …) and the protocols `AnswerPipeline` calls.
 - the stages themselves, for tests and benchmarks: `understanding`, `grader`, `rewriter`, `generator`,

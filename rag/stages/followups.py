@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Collection, Iterable
 
 from pydantic import BaseModel, Field
 
 from rag.lang import FOREIGN, detect_language
-from rag.llm import LlmProvider, LlmUnavailable, fence
+from rag.llm import LlmProvider, fence
 from rag.models import Chunk, Hit
 from rag.retrieval.neighbours import NeighbourExpander
-from rag.stages.structured_output import complete_structured
+from rag.stages.llm_stage import LlmOverOffline
 from rag.text import collapse_spaces, normalize_text
-
-log = logging.getLogger(__name__)
 
 MAX_FOLLOWUPS = 3
 MAX_CHARS = 60
@@ -95,19 +92,17 @@ class _FollowupReply(BaseModel):
     questions: list[str] = Field(default_factory=list)
 
 
-class LlmFollowupSuggester:
+class LlmFollowupSuggester(LlmOverOffline[OfflineFollowupSuggester]):
     """Keeps the generator's own suggestions when it gave two or more; otherwise one fast call; offline last.
 
     The LLM generator writes follow-ups at the end of its answer, so on the common path this stage makes no call.
     """
 
+    stage = "followups"
+
     def __init__(self, llm: LlmProvider, *, fallback: OfflineFollowupSuggester, timeout_s: float = 8.0,
                  hang_s: float = 2.5, prompt: str = FOLLOWUP_PROMPT) -> None:
-        self.llm = llm
-        self.fallback = fallback
-        self.timeout_s = timeout_s
-        self.hang_s = hang_s
-        self.prompt = prompt
+        super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=timeout_s, hang_s=hang_s)
 
     async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
                   proposed: tuple[str, ...] = (), *, quoted: bool = False) -> tuple[str, ...]:
@@ -119,13 +114,8 @@ class LlmFollowupSuggester:
             return await self.fallback.run(question, hits, cited_chunk_ids)
         articles = "\n".join(f"- {h.chunk.label}" + (f"({h.chunk.title})" if h.chunk.title else "")
                              for h in hits[:10])
-        try:
-            reply = await complete_structured(self.llm, system=self.prompt,
-                                              user=fence("질문", question) + "\n\n" + fence("검색된 조문", articles),
-                                              schema=FOLLOWUP_SCHEMA, output=_FollowupReply,
-                                              timeout_s=self.timeout_s, hang_s=self.hang_s, stage="followups",
-                                              max_tokens=300)
-        except LlmUnavailable as exc:
-            log.warning("follow-ups fall back offline: %s", exc)
+        reply = await self.ask(fence("질문", question) + "\n\n" + fence("검색된 조문", articles), _FollowupReply,
+                               schema=FOLLOWUP_SCHEMA, max_tokens=300)
+        if reply is None:
             return await self.fallback.run(question, hits, cited_chunk_ids)
         return clean_followups(question, reply.questions) or await self.fallback.run(question, hits, cited_chunk_ids)

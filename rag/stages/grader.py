@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import logging
-
 from pydantic import BaseModel, Field
 
-from rag.llm import LlmProvider, LlmUnavailable, fence
+from rag.llm import LlmProvider, fence
 from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.answerability import AnswerabilityJudge
 from rag.stages.contracts import GradeResult
-from rag.stages.structured_output import complete_structured
-
-log = logging.getLogger(__name__)
+from rag.stages.llm_stage import LlmOverOffline
 
 # Asks for aspects, not words, because the rewriter turns them into a new query; and for the passage numbers
 # that help, so the generator never sees (or cites) an off-topic article.
@@ -72,31 +68,27 @@ class _GradeReply(BaseModel):
     relevant: list[int] = Field(default_factory=list)
 
 
-class LlmGrader:
+class LlmGrader(LlmOverOffline[OfflineGrader]):
     """A 0–100 judgement by the fast model (pass ≥ `pass_score`) naming missing aspects and the useful passages."""
 
+    stage = "grade"
+
     def __init__(self, llm: LlmProvider, *, fallback: OfflineGrader, pass_score: float = 70.0,
-                 timeout_s: float = 10.0, hang_s: float = 2.5, prompt: str = GRADE_PROMPT) -> None:
+                 hedge_score: float = HEDGE_SCORE, timeout_s: float = 10.0, hang_s: float = 2.5,
+                 prompt: str = GRADE_PROMPT) -> None:
         if not 0 <= pass_score <= 100:
             raise ValueError("pass_score must be within 0–100")
-        self.llm = llm
-        self.fallback = fallback
+        super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=timeout_s, hang_s=hang_s)
         self.pass_score = pass_score
-        self.timeout_s = timeout_s
-        self.hang_s = hang_s
-        self.prompt = prompt
+        self.hedge_score = hedge_score
 
     async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
         prior = await self.fallback.run(question, hits, parts=parts)
         if not hits:
             return prior  # nothing to judge: no call
-        try:
-            reply = await complete_structured(self.llm, system=self.prompt,
-                                              user=self._user_message(question, hits, prior=prior),
-                                              schema=GRADE_SCHEMA, output=_GradeReply, timeout_s=self.timeout_s,
-                                              hang_s=self.hang_s, stage="grade", max_tokens=400)
-        except LlmUnavailable as exc:
-            log.warning("grading falls back offline: %s", exc)
+        reply = await self.ask(self._user_message(question, hits, prior=prior), _GradeReply, schema=GRADE_SCHEMA,
+                               max_tokens=400)
+        if reply is None:
             return prior
         relevant = tuple(dict.fromkeys(hits[n - 1].chunk.chunk_id for n in reply.relevant if 0 < n <= len(hits)))
         passed = reply.score >= self.pass_score
@@ -104,7 +96,7 @@ class LlmGrader:
             relevant = tuple(h.chunk.chunk_id for h in hits)  # a pass that named nothing keeps everything
         missing = tuple(m.strip() for m in reply.missing if m.strip())
         # A partial answer (the prompt's 40–69), or one the offline judge passes, is hedged, not refused.
-        hedge = not passed and (reply.score >= HEDGE_SCORE or prior.passed)
+        hedge = not passed and (reply.score >= self.hedge_score or prior.passed)
         if hedge and not relevant:
             relevant = tuple(h.chunk.chunk_id for h in hits)
         return GradeResult(passed=passed, hedge=hedge, score=reply.score, missing=missing, relevant=relevant, by="llm",

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import logging
-
 from pydantic import BaseModel, field_validator
 
-from rag.llm import LlmProvider, LlmUnavailable, fence
+from rag.llm import LlmProvider, fence
 from rag.retrieval.query import QueryAnalyzer
-from rag.stages.structured_output import complete_structured
+from rag.stages.llm_stage import LlmOverOffline
 from rag.text import collapse_spaces, normalize_text
-
-log = logging.getLogger(__name__)
 
 # One query, in the regulations' own vocabulary, that keeps the question's subject: a bare list of the missing
 # aspects would find articles about them in unrelated regulations.
@@ -56,25 +52,19 @@ class _RewriteReply(BaseModel):
         return value[:200]
 
 
-class LlmQueryRewriter:
+class LlmQueryRewriter(LlmOverOffline[OfflineQueryRewriter]):
     """Asks the fast model for one query aimed at the missing aspects; offline rewrite on failure."""
+
+    stage = "rewrite"
 
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryRewriter, timeout_s: float = 10.0,
                  hang_s: float = 2.5, prompt: str = REWRITE_PROMPT) -> None:
-        self.llm = llm
-        self.fallback = fallback
-        self.timeout_s = timeout_s
-        self.hang_s = hang_s
-        self.prompt = prompt
+        super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=timeout_s, hang_s=hang_s)
 
     async def run(self, question: str, missing: tuple[str, ...]) -> str:
         aspects = "\n".join(f"- {m}" for m in missing) or NO_ASPECT
         user = fence("질문", question) + "\n\n" + fence("찾지 못한 내용", aspects)
-        try:
-            reply = await complete_structured(self.llm, system=self.prompt, user=user, schema=REWRITE_SCHEMA,
-                                              output=_RewriteReply, timeout_s=self.timeout_s, hang_s=self.hang_s,
-                                              stage="rewrite", max_tokens=150)
-        except LlmUnavailable as exc:
-            log.warning("rewriting falls back offline: %s", exc)
+        reply = await self.ask(user, _RewriteReply, schema=REWRITE_SCHEMA, max_tokens=150)
+        if reply is None:
             return await self.fallback.run(question, missing)
         return reply.query

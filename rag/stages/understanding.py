@@ -8,25 +8,22 @@ caught by patterns first and never reach the LLM. The offline version runs the t
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 
 from pydantic import BaseModel, Field, field_validator
 
 from rag.lang import FOREIGN, Glossary, foreign_smalltalk_kind
 from rag.lang.asks import QuestionFacets, QuestionReader
-from rag.llm import LlmProvider, LlmUnavailable, fence
+from rag.llm import LlmProvider, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import QueryAnalyzer
 from rag.stages.contracts import EnhancedQuery, QueryPlan, QueryUnderstanding, RouteDecision, Strategy
 from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer, recent_history
+from rag.stages.llm_stage import LlmOverOffline
 from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner
 from rag.stages.router import OfflineQueryRouter
-from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, comparable_text, normalize_text
-
-log = logging.getLogger(__name__)
 
 # Worded as a checklist of the three decisions with the two traps named (rewriting single-hop questions,
 # splitting questions that only look compound), because those are where small models go wrong.
@@ -175,25 +172,21 @@ class _UnderstandingReply(BaseModel):
 _comparable = comparable_text
 
 
-class LlmQueryUnderstander:
+class LlmQueryUnderstander(LlmOverOffline[OfflineQueryUnderstander]):
     """One fast structured call that enhances, routes and plans; patterns first, the offline path on failure.
 
     Results for questions without history are memoised in-process (bounded), so a repeated question — and its
     HyDE passage, when the question was vague — costs no second call.
     """
 
+    stage = "understand"
+
     def __init__(self, llm: LlmProvider, *, fallback: OfflineQueryUnderstander, lookup: StructuralLookup,
                  timeout_s: float = 10.0, hang_s: float = 2.5, memo_size: int = 256,
                  prompt: str = UNDERSTAND_PROMPT, hyde: bool = True, window: HistoryWindow | None = None,
                  analyzer: QueryAnalyzer | None = None) -> None:
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
-        self.llm = llm
-        self.fallback = fallback
+        super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=timeout_s, hang_s=hang_s)
         self.lookup = lookup
-        self.timeout_s = timeout_s
-        self.hang_s = hang_s
-        self.prompt = prompt
         self.hyde = hyde  # search the model's hypothetical answer for a vague question (REGBOT_ENABLE_HYDE)
         self.window = window or HistoryWindow()
         self.analyzer = analyzer  # its intent table gives the prompt hints
@@ -211,14 +204,9 @@ class LlmQueryUnderstander:
         if memo_key and memo_key in self._memo:
             self._memo.move_to_end(memo_key)
             return self._memo[memo_key].model_copy(update={"by": "memo"})
-        try:
-            reply = await complete_structured(
-                self.llm, system=self.prompt, user=self._user_message(question, recent, self._hint(question)),
-                schema=UNDERSTAND_SCHEMA,
-                output=_UnderstandingReply, timeout_s=self.timeout_s, hang_s=self.hang_s, stage="understand",
-                max_tokens=700)
-        except LlmUnavailable as exc:
-            log.warning("understanding falls back offline: %s", exc)
+        reply = await self.ask(self._user_message(question, recent, self._hint(question)), _UnderstandingReply,
+                               schema=UNDERSTAND_SCHEMA, max_tokens=700)
+        if reply is None:
             return await self.fallback.run(question, history, forced=forced)
         understood = self._understanding(question, bool(recent), reply, forced)
         if memo_key:

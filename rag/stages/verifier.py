@@ -11,21 +11,18 @@ claim that itself reads like an instruction is removed outright.
 
 from __future__ import annotations
 
-import logging
 import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.lang import FOREIGN, detect_language
-from rag.llm import LlmProvider, LlmUnavailable, fence, looks_like_instruction
+from rag.llm import LlmProvider, fence, looks_like_instruction
 from rag.llm.untrusted import without_instructions
 from rag.models import CITATION_MARKER, Citation
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.contracts import VerificationResult
-from rag.stages.structured_output import complete_structured
-
-log = logging.getLogger(__name__)
+from rag.stages.llm_stage import LlmOverOffline
 
 # Strict on exactly what users act on (numbers, periods, amounts, who is covered) and lenient on wording,
 # because a paraphrase is fine and a wrong number is not; judged on what the regulation means, so text that
@@ -133,22 +130,20 @@ class _VerifyReply(BaseModel):
     verdicts: list[_Verdict] = Field(default_factory=list)
 
 
-class LlmVerifier:
+class LlmVerifier(LlmOverOffline[OfflineVerifier]):
     """Confirms closely worded sentences offline and asks the fast model about the rest, in one call.
 
     When that call fails, the offline token-support judgement decides for the sentences it covered.
     """
 
+    stage = "verify"
+
     def __init__(self, llm: LlmProvider, *, fallback: OfflineVerifier, confirm_support: float = 0.8,
                  timeout_s: float = 10.0, hang_s: float = 2.5, prompt: str = VERIFY_PROMPT) -> None:
         if not 0 < confirm_support <= 1:
             raise ValueError("confirm_support must be within (0, 1]")
-        self.llm = llm
-        self.fallback = fallback
+        super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=timeout_s, hang_s=hang_s)
         self.confirm_support = confirm_support
-        self.timeout_s = timeout_s
-        self.hang_s = hang_s
-        self.prompt = prompt
 
     async def run(self, text: str, citations: tuple[Citation, ...], *, quoted: bool = False) -> VerificationResult:
         """`quoted`: a quoted (extractive) answer is judged offline, without a call."""
@@ -220,11 +215,7 @@ class LlmVerifier:
                               for n, c in sorted(cited.items()))
         listed = "\n".join(f"{number}. {claim.sentence.strip()}" for number, claim in enumerate(claims, start=1))
         user = fence("조문", sources) + "\n\n주장(문장 끝의 [n]이 인용한 조문):\n" + fence("주장", listed)
-        try:
-            reply = await complete_structured(self.llm, system=self.prompt, user=user, schema=VERIFY_SCHEMA,
-                                              output=_VerifyReply, timeout_s=self.timeout_s, hang_s=self.hang_s,
-                                              stage="verify", max_tokens=400)
-        except LlmUnavailable as exc:
-            log.warning("verification falls back offline: %s", exc)
+        reply = await self.ask(user, _VerifyReply, schema=VERIFY_SCHEMA, max_tokens=400)
+        if reply is None:
             return None
         return {v.claim: v.supported for v in reply.verdicts if 1 <= v.claim <= len(claims)}

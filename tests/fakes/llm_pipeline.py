@@ -7,7 +7,8 @@ from rag.llm import CircuitBreaker, ResilientProvider, RetryPolicy
 from rag.llm.anthropic import AnthropicProvider
 from rag.llm.openai_compat import OpenAICompatibleProvider
 from rag.pipeline import AnswerPipeline, PipelineConfig
-from rag.stages.factory import StageTimeouts, build_stages
+from rag.stages.config import StagesConfig
+from rag.stages.factory import build_stages
 from tests.fakes.clock import RecordedSleeps
 from tests.fakes.llm_api import OPENAI_BASE_URL, FakeLlmApi
 
@@ -28,7 +29,7 @@ def llm_pipeline(api: str, components, respx_mock, fake: FakeLlmApi, *, max_llm_
     c = components
     stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
                           analyzer=c.retriever.analyzer, search=c.retriever,
-                          timeouts=StageTimeouts(structured_s=2.0, stream_hang_s=2.0))
+                          config=StagesConfig(structured_s=2.0, stream_hang_s=2.0))
     return AnswerPipeline(stages=stages, retriever=c.retriever, config=PipelineConfig(max_llm_calls=max_llm_calls))
 
 

@@ -13,42 +13,40 @@ from collections.abc import AsyncIterator
 from rag import messages
 from rag.lang import FOREIGN, framing_for
 from rag.lang.asks import QuestionFacets, QuestionReader
+from rag.lang.sentences import (
+    AMENDMENT_NOTE,
+    ANNOUNCES_ITEMS,
+    DEFINITION,
+    ITEM_START,
+    PROVISO,
+    PROVISO_OPENERS,
+    SENTENCE_END,
+    STATES_LIMIT,
+)
 from rag.models import CIRCLED, Citation, Hit, cite_chunk, split_paragraphs
 from rag.quantities import FIGURE, STATED_CONDITION, numeric_conditions
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.sanctions import STATES_SANCTION
+from rag.stages.config import StageTuning
 from rag.stages.contracts import DraftAnswer, GenerationEvent, GenerationInput
-
-# Amendment notes inside an article (<개정 2020. 1. 1.>, <신설 …>): history, not content to quote.
-_AMENDMENT_NOTE = re.compile(r"(?<!\s)\s*+<(개정|신설)[^<>]*>")  # from a blank run's start: linear
 
 
 class ExtractiveGenerator:
     """Answer first, offline: one or two sentences from the best evidence that answer the question (the one that
     carries the figure, condition or deadline asked for), each cited, then at most three supporting quotes ordered
     by how directly they answer. Articles that share no content with the question stay out of the answer (the
-    follow-up suggester may still offer them)."""
+    follow-up suggester may still offer them). Its knobs and the lead's weights are `StageTuning`'s."""
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
-                 hits_per_part: int = 5, paragraphs_per_hit: int = 3, max_quote_chars: int = 400,
-                 max_quotes: int = 3, lead_sentences: int = 2, max_lead_chars: int = 220,
-                 min_relative_score: float = 0.3, second_lead_share: float = 0.35,
-                 reader: QuestionReader | None = None) -> None:
+                 tuning: StageTuning | None = None, reader: QuestionReader | None = None) -> None:
         self.corpus = corpus
         self.tokenizer = tokenizer
         self.analyzer = analyzer
+        self.tuning = tuning or StageTuning()
         # Reads what a question asks when the request carries no facets (a caller without the understanding).
         self.reader = reader or (analyzer.reader if analyzer is not None else QuestionReader())
-        self.hits_per_part = hits_per_part
-        self.paragraphs_per_hit = paragraphs_per_hit
-        self.max_quote_chars = max_quote_chars
-        self.max_quotes = max_quotes
-        self.lead_sentences = lead_sentences
-        self.max_lead_chars = max_lead_chars
-        self.min_relative_score = min_relative_score
-        self.second_lead_share = second_lead_share
 
     async def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]:
         """The answer line by line, then the draft with its citations."""
@@ -70,7 +68,7 @@ class ExtractiveGenerator:
             if existing is not None:
                 return existing
             citation = cite_chunk(hit.chunk, index=len(citations) + 1, paragraph=marker,
-                                  quote=quote_text(text, self.max_quote_chars))
+                                  quote=quote_text(text, self.tuning.max_quote_chars))
             citations.append(citation)
             return citation
 
@@ -78,15 +76,15 @@ class ExtractiveGenerator:
         parts = request.sub_questions or (request.korean_query if foreign and request.korean_query
                                           else request.question,)
         # Each part of a compound question is a question of its own: two quotes each (three for a single question).
-        quotes_per_part = self.max_quotes if len(parts) == 1 else max(1, self.max_quotes - 1)
+        quotes_per_part = self.tuning.max_quotes if len(parts) == 1 else max(1, self.tuning.max_quotes - 1)
         # The lead stays one or two sentences in all: one per part when the question has several.
-        sentences_per_part = self.lead_sentences if len(parts) == 1 else 1
+        sentences_per_part = self.tuning.lead_sentences if len(parts) == 1 else 1
         answered = []  # (part question, ranked paragraphs, lead sentences), read in this order
         asked = request.asked if len(parts) == 1 and not foreign else ""
         for part_question, hits, asks in zip(parts, request.evidence, self._facets(request, parts, asked),
                                              strict=False):
             terms = self._terms(part_question, asked)
-            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.hits_per_part], asks)
+            ranked = self.ranked_paragraphs(part_question, terms, hits[: self.tuning.hits_per_part], asks)
             if ranked:
                 answered.append((part_question, ranked, self.lead(part_question, terms, ranked, sentences_per_part,
                                                                   asked=asked, facets=asks)))
@@ -142,20 +140,20 @@ class ExtractiveGenerator:
                 overlap = _overlap(terms, set(found)) / math.sqrt(max(1.0, len(found) / 40))
                 if overlap <= 0:
                     continue
-                bonus = 1.3 if asks_figure and FIGURE.search(text) else 1.0
+                bonus = self.tuning.quote_figure_weight if asks_figure and FIGURE.search(text) else 1.0
                 if asks_sanction and STATES_SANCTION.search(text):
-                    bonus *= 1.5
+                    bonus *= self.tuning.quote_sanction_weight
                 scored.append((overlap * bonus * prior, hit, marker, text))
         scored.sort(key=lambda item: -item[0])
         if not scored:
             return []
         best = scored[0][0]
-        kept = [item for item in scored if item[0] >= self.min_relative_score * best]
+        kept = [item for item in scored if item[0] >= self.tuning.min_relative_score * best]
         per_hit: dict[str, int] = {}
         out = []
         for item in kept:
             chunk_id = item[1].chunk.chunk_id
-            if per_hit.get(chunk_id, 0) < self.paragraphs_per_hit:
+            if per_hit.get(chunk_id, 0) < self.tuning.paragraphs_per_hit:
                 per_hit[chunk_id] = per_hit.get(chunk_id, 0) + 1
                 out.append(item)
         return out
@@ -179,7 +177,7 @@ class ExtractiveGenerator:
         # which may rank a little lower than ones that only mention it.
         asks_stated = asks_amount or bool(asked_units)
         if asks_stated:
-            pool += [r for r in ranked[3:_FIGURE_LEAD_DEPTH]
+            pool += [r for r in ranked[3:self.tuning.figure_lead_depth]
                      if (asked_units and any(u.search(r[3]) for u in asked_units))
                      or (not asked_units and FIGURE.search(r[3]))]
         candidates: list[tuple[float, float, frozenset[str], str, Hit, str, str]] = []
@@ -189,7 +187,7 @@ class ExtractiveGenerator:
             # no word with the question (the quote below has it), so that a lead stays one clause; and where the
             # proviso states the figure or limit asked for, that proviso on its own, matched as the provision it
             # qualifies: the limit is often the proviso of a long sentence that announces a list.
-            provisos = [(_PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
+            provisos = [(PROVISO.findall(sentence) or [""])[0] for sentence in sentences]
             present = [p for p in provisos if p]
             related = {p: _overlap(terms, set(found)) > 0
                        for p, found in zip(present, self.tokenizer.tokens_many(present), strict=True)}
@@ -197,34 +195,34 @@ class ExtractiveGenerator:
             for order, sentence in enumerate(sentences):
                 shown = _with_context(sentences, order)
                 if provisos[order] and not related[provisos[order]]:
-                    shown = _PROVISO.sub("", shown, count=1)
+                    shown = PROVISO.sub("", shown, count=1)
                 units.append((order, sentence, shown))
             units += [(order, sentences[order], proviso) for order, proviso in enumerate(provisos)
-                      if (asks_figure and FIGURE.search(proviso)) or (asks_limit and _STATES_LIMIT.search(proviso))]
+                      if (asks_figure and FIGURE.search(proviso)) or (asks_limit and STATES_LIMIT.search(proviso))]
             tokens = self.tokenizer.tokens_many([scored for _, scored, _ in units]) if units else []
             for (order, _, context), found in zip(units, tokens, strict=True):
                 # Words are matched in the provision itself; what is asked must be in what the reader is shown.
-                shown = _lead_text(context, self.max_lead_chars)
+                shown = _lead_text(context, self.tuning.max_lead_chars)
                 weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
                 if asks_figure and FIGURE.search(shown):
-                    weight *= 1.5
-                if asks_meaning and _DEFINITION.search(shown):
-                    weight *= 1.5
-                if asks_limit and _STATES_LIMIT.search(shown):
-                    weight *= 1.3
+                    weight *= self.tuning.lead_figure_weight
+                if asks_meaning and DEFINITION.search(shown):
+                    weight *= self.tuning.lead_definition_weight
+                if asks_limit and STATES_LIMIT.search(shown):
+                    weight *= self.tuning.lead_limit_weight
                 if asks_sanction and STATES_SANCTION.search(shown):
-                    weight *= 1.5
-                if asks_list and _ANNOUNCES_ITEMS.search(shown):
-                    weight *= 2.0  # dev + held-out-1..9: 1.3 and 1.5 moved no item, 2.0 two
+                    weight *= self.tuning.lead_sanction_weight
+                if asks_list and ANNOUNCES_ITEMS.search(shown):
+                    weight *= self.tuning.lead_list_weight
                 if conditions:
                     stated = numeric_conditions(shown, STATED_CONDITION)
                     beyond = any(more and asked_more and unit == asked_unit and int(n) > int(asked_n)
                                  for n, unit, more in stated for asked_n, asked_unit, asked_more in conditions)
                     if stated & contradictions or beyond:
                         # "1년 미만" does not answer "1년 지나면", nor does "3년 이상" (a later threshold)
-                        weight *= 0.5
+                        weight *= self.tuning.lead_condition_missed_weight
                     elif stated & conditions:
-                        weight *= 1.3  # "1년 미만" answers "아직 1년 안 됐으면"
+                        weight *= self.tuning.lead_condition_met_weight  # "1년 미만" answers "아직 1년 안 됐으면"
                 weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
                 score = _overlap(terms, set(found)) * weight
                 if score > 0:
@@ -247,9 +245,9 @@ class ExtractiveGenerator:
         close = next((c for c in others if c[0] >= 0.8 * best[0]), None)
         complement = max(others, key=lambda c: _overlap(uncovered, set(c[2])) * c[1], default=None)
         if close is None and complement is not None and \
-                _overlap(uncovered, set(complement[2])) * complement[1] >= self.second_lead_share * best[0]:
+                _overlap(uncovered, set(complement[2])) * complement[1] >= self.tuning.second_lead_share * best[0]:
             close = complement
-        if (self.lead_sentences if at_most is None else at_most) > 1 and close is not None:
+        if (self.tuning.lead_sentences if at_most is None else at_most) > 1 and close is not None:
             chosen.append((close[3], close[4], close[5], close[6]))
         return chosen
 
@@ -267,27 +265,10 @@ class ExtractiveGenerator:
             own = set(self.tokenizer.tokens(asked))
             if self.analyzer is not None:
                 own.update(self.analyzer.analyze(asked).expansion)
-            terms = {t: w if t in own else _BORROWED_WEIGHT * w for t, w in terms.items()}
+            terms = {t: w if t in own else self.tuning.borrowed_word_weight * w for t, w in terms.items()}
         return terms
 
 
-# How deep the lead looks for the paragraph stating the figure a "며칠/얼마/몇" question asks: the ranked
-# paragraphs a quote may come from (three hits' best paragraphs and their runners-up).
-_FIGURE_LEAD_DEPTH = 6
-# Weight of the words a follow-up borrowed from the conversation, against its own: dev + held-out-1..6, set means
-# of first-200 .589 → .612 (0.15: .614, 0.6: .596).
-_BORROWED_WEIGHT = 0.3
-# Statutes define with "“X”란 … 말한다": what a question asking what a term means is answered by.
-_DEFINITION = re.compile(r"(이)?란\s.{0,400}?(말한다|뜻한다)")  # bounded: `.*` rescanned the line per 란
-# A question asking for a limit ("최대 몇 시간", "한도가 얼마") is answered by "초과할 수 없다", "이하" ….
-_STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
-# The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".
-_PROVISO = re.compile(r"(?:^|(?<!\s)\s+)다만,\s*(.{1,500}?다\.)")  # bounded and from a blank run's start
-_ITEM_START = re.compile(r"^\s*(\d+(의\d+)?|[가-하])\.\s")
-# "…한다." ends a sentence; "다." opening a line is the third item of a 목 list (가. 나. 다.), not an ending.
-_SENTENCE_END = re.compile(r"(?<=\S다\.)\s+|\n+")
-# A sentence that announces a list ("다음 각 호의 …", "다음과 같다") is read together with its first items.
-_ANNOUNCES_ITEMS = re.compile(r"다음\s*각\s*(호|목)|다음과\s*같")
 
 
 def in_article_order(quotes: list[tuple[float, Hit, str, str]]) -> list[tuple[float, Hit, str, str]]:
@@ -317,14 +298,14 @@ def _unit(token: str) -> str:
 def _sentences(paragraph: str) -> list[str]:
     """A paragraph's provisions, amendment notes dropped: each sentence with its proviso ("다만, …", "이 경우 …"),
     each item."""
-    text = _AMENDMENT_NOTE.sub("", paragraph)
+    text = AMENDMENT_NOTE.sub("", paragraph)
     units: list[str] = []
-    for piece in (s.strip() for s in _SENTENCE_END.split(text)):
+    for piece in (s.strip() for s in SENTENCE_END.split(text)):
         if not piece:
             continue
         # A proviso or its elaboration reads with its sentence, and so does the rest of a sentence whose
         # parenthesis ended in "…포함한다. 이하 이 조에서 같다)": a sentence never ends inside brackets.
-        if units and (piece.startswith(("다만", "이 경우")) or units[-1].count("(") > units[-1].count(")")):
+        if units and (piece.startswith(PROVISO_OPENERS) or units[-1].count("(") > units[-1].count(")")):
             units[-1] = f"{units[-1]} {piece}"
         else:
             units.append(piece)
@@ -335,11 +316,11 @@ def _with_context(units: list[str], index: int) -> str:
     """A provision as a reader needs it: an item with the sentence that announces its list, a sentence that
     announces a list with the items that follow."""
     unit = units[index]
-    if _ITEM_START.match(unit):
-        head = next((units[i] for i in range(index - 1, -1, -1) if not _ITEM_START.match(units[i])), "")
-        return f"{head} {unit}" if head and _ANNOUNCES_ITEMS.search(head) else unit
-    if _ANNOUNCES_ITEMS.search(unit):
-        items = [u for u in units[index + 1:] if _ITEM_START.match(u)]
+    if ITEM_START.match(unit):
+        head = next((units[i] for i in range(index - 1, -1, -1) if not ITEM_START.match(units[i])), "")
+        return f"{head} {unit}" if head and ANNOUNCES_ITEMS.search(head) else unit
+    if ANNOUNCES_ITEMS.search(unit):
+        items = [u for u in units[index + 1:] if ITEM_START.match(u)]
         return " ".join([unit, *items])
     return unit
 
@@ -353,5 +334,5 @@ def _lead_text(sentence: str, limit: int) -> str:
 
 def quote_text(text: str, limit: int = 300) -> str:
     """One line of quotable text: amendment notes dropped, cut at `limit` characters with an ellipsis."""
-    text = _AMENDMENT_NOTE.sub("", text).replace("\n", " ").strip()
+    text = AMENDMENT_NOTE.sub("", text).replace("\n", " ").strip()
     return text if len(text) <= limit else text[:limit].rstrip() + "…"

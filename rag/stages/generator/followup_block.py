@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
+from rag.lang.sentences import LOOSE_FOLLOWUP_HEADING
+
 FOLLOWUP_MARKER = "<후속질문>"
 
-# The follow-up block when the model dressed the marker up (bold, a colon, no angle brackets).
-_LOOSE_FOLLOWUP_HEADING = re.compile(r"\n[ \t*#]*<?후속\s?질문>?[ \t*:]*\n")
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s*")
 
 
@@ -70,7 +70,7 @@ def split_off_followups(text: str) -> tuple[str, tuple[str, ...]]:
     at = text.find(FOLLOWUP_MARKER)
     if at >= 0:
         return text[:at].rstrip(), parse_followups(text[at + len(FOLLOWUP_MARKER):])
-    match = _LOOSE_FOLLOWUP_HEADING.search(text)
+    match = LOOSE_FOLLOWUP_HEADING.search(text)
     if match:
         return text[: match.start()].rstrip(), parse_followups(text[match.end():])
     return text.rstrip(), ()

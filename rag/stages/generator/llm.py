@@ -42,6 +42,7 @@ from rag.stages.generator.prompts import (
     STYLE_HINTS,
     TOOLS_INSTRUCTION,
 )
+from rag.stages.llm_stage import LlmOverOffline
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +91,18 @@ class _Answering:
         return GenerationEvent.delta(visible)
 
 
-class LlmGenerator:
+class LlmGenerator(LlmOverOffline[ExtractiveGenerator]):
     """Streams a cited answer from the strong model; the extractive answer (with a note) when the LLM is down.
 
     Stateless between turns: each `run` keeps its own sources and text, and its last event carries the draft. A
     failure before the first visible text, or a stream with no answer text, switches to the fallback; a failure
     after it keeps what was shown and adds `messages.STREAM_INTERRUPTED`. With `tools`, the model may consult
     them for up to `max_tool_rounds` rounds (each round is one call of the turn's budget); their results become
-    further numbered sources. Hangs are detected by the provider (`hang_timeout_s` for every delta).
+    further numbered sources. Hangs are detected by the provider (`hang_timeout_s` for every delta); a revision
+    is cut after four times that.
     """
+
+    stage = "generate"
 
     def __init__(self, llm: LlmProvider, *, fallback: ExtractiveGenerator, tokenizer: Tokenizer,
                  hang_timeout_s: float = 8.0, max_tokens: int = 1500, source_chars: int = 1500,
@@ -108,16 +112,13 @@ class LlmGenerator:
             raise ValueError("hang_timeout_s must be positive")
         if max_tool_rounds < 0:
             raise ValueError("max_tool_rounds must be zero or more")
-        self.llm = llm
-        self.fallback = fallback
+        super().__init__(llm, fallback=fallback, prompt=prompt, timeout_s=4 * hang_timeout_s, hang_s=hang_timeout_s)
         self.tokenizer = tokenizer
-        self.hang_timeout_s = hang_timeout_s
         self.max_tokens = max_tokens
         self.source_chars = source_chars
         self.tools = tools
         self.max_tool_rounds = max_tool_rounds
         self.hold_chars = hold_chars
-        self.prompt = prompt
 
     async def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]:
         """Answer text as it arrives (status events for tool calls), then the draft; never raises `LlmUnavailable`."""
@@ -195,9 +196,9 @@ class LlmGenerator:
         parts: list[str] = []
         revision = self.llm.stream(LlmRequest(system=self.prompt + UNTRUSTED_TEXT_RULE, messages=(user,),
                                               tier="strong", max_tokens=self.max_tokens,
-                                              timeout_s=self.hang_timeout_s, stage="revise"))
+                                              timeout_s=self.hang_s, stage="revise"))
         try:
-            async with asyncio.timeout(self.hang_timeout_s * 4):  # a slow but progressing rewrite is cut here
+            async with asyncio.timeout(self.timeout_s):  # a slow but progressing rewrite is cut here
                 async for delta in revision:
                     parts.append(delta)
         except (LlmUnavailable, TimeoutError) as exc:
@@ -221,7 +222,7 @@ class LlmGenerator:
                  offer_tools: bool) -> LlmRequest:
         system = self.prompt + (TOOLS_INSTRUCTION if self.tools is not None else "") + UNTRUSTED_TEXT_RULE
         return LlmRequest(system=system, messages=(self._user_message(request, turn.sources),), tier="strong",
-                          max_tokens=self.max_tokens, timeout_s=self.hang_timeout_s, stage="generate",
+                          max_tokens=self.max_tokens, timeout_s=self.hang_s, stage=self.stage,
                           tools=self.tools.specs if (offer_tools and self.tools is not None) else (),
                           exchanges=tuple(exchanges))
 
@@ -242,8 +243,7 @@ class LlmGenerator:
         return fence("도구 결과", text)
 
     async def _fall_back(self, request: GenerationInput, reason: str) -> AsyncIterator[GenerationEvent]:
-        log.warning("generation falls back to extractive quotes: %s", reason)
-        async for event in self.fallback.run(request):
+        async for event in self.falling_back(reason).run(request):
             if event.draft is not None:
                 note = framing_for(request.language).OFFLINE_NOTE
                 event = GenerationEvent.done(event.draft.model_copy(update={"note": note}))

@@ -15,7 +15,8 @@ from rag.llm.anthropic import AnthropicProvider
 from rag.llm.openai_compat import OpenAICompatibleProvider
 from rag.models import AnswerEventKind
 from rag.pipeline import AnswerPipeline, PipelineConfig, collect
-from rag.stages.factory import StageTimeouts, build_stages
+from rag.stages.config import StagesConfig
+from rag.stages.factory import build_stages
 from tests.fakes.clock import FakeClock, RecordedSleeps
 from tests.fakes.llm_api import (
     EMPTY_STREAM,
@@ -38,7 +39,7 @@ UNDERSTOOD = as_json({"standalone_question": LEAVE_QUESTION, "route": "search", 
 PASSED = as_json({"score": 90, "missing": [], "relevant": [1]})
 ANSWER = streamed("1년간 80퍼센트 이상 출근한 직원에게는 ", "15일의 연차유급휴가를 줘요 [1].", FOLLOWUPS)
 # Small hang timeouts: the fake stalls forever, so a test waits this long once, not a real LLM's 8 s.
-TIMEOUTS = StageTimeouts(structured_s=5.0, structured_hang_s=0.2, stream_hang_s=0.3)
+TIMEOUTS = StagesConfig(structured_s=5.0, structured_hang_s=0.2, stream_hang_s=0.3)
 
 pytestmark = pytest.mark.parametrize("api", ["anthropic", "openai"])
 
@@ -62,7 +63,7 @@ def make_pipeline(sample_components, respx_mock, clock):
                                                                            clock=clock))
         c = sample_components
         stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
-                              analyzer=c.retriever.analyzer, timeouts=TIMEOUTS, search=c.retriever)
+                              analyzer=c.retriever.analyzer, config=TIMEOUTS, search=c.retriever)
         pipeline = AnswerPipeline(stages=stages, retriever=c.retriever,
                                   config=PipelineConfig(max_llm_calls=max_llm_calls))
         pipeline.llm = llm  # for the breaker assertions below

@@ -19,7 +19,8 @@ from rag.llm import AnthropicProvider, CircuitBreaker, ResilientProvider, RetryP
 from rag.models import AnswerEventKind, Message, Outcome, Role
 from rag.pipeline import AnswerPipeline, collect
 from rag.retrieval.retriever import HybridRetriever
-from rag.stages.factory import StageTimeouts, build_stages
+from rag.stages.config import StagesConfig
+from rag.stages.factory import build_stages
 from tests.fakes.clock import RecordedSleeps
 from tests.fakes.llm_api import ANTHROPIC_URL, FakeLlmApi, Reply, as_json, stalls_after, status, streamed
 
@@ -86,7 +87,7 @@ def sleeps() -> RecordedSleeps:
 
 @pytest.fixture
 def make_pipeline(sample_components, respx_mock, sleeps):
-    def make(claude: FakeLlmApi, *, timeouts: StageTimeouts | None = None, together: int = 0):
+    def make(claude: FakeLlmApi, *, timeouts: StagesConfig | None = None, together: int = 0):
         respx_mock.post(ANTHROPIC_URL).mock(side_effect=claude.handler)
         provider = AnthropicProvider(api_key="test-key", base_url=ANTHROPIC_URL.removesuffix("/v1/messages"),
                                      fast_model="claude-test-fast", strong_model="claude-test-strong")
@@ -95,7 +96,7 @@ def make_pipeline(sample_components, respx_mock, sleeps):
         c = sample_components
         retriever = probed(c.retriever, together=together)
         stages = build_stages(llm=llm, corpus=c.corpus, tokenizer=c.tokenizer, lookup=c.lookup,
-                              analyzer=c.retriever.analyzer, timeouts=timeouts)
+                              analyzer=c.retriever.analyzer, config=timeouts)
         return AnswerPipeline(stages=stages, retriever=retriever)
     return make
 
@@ -204,7 +205,7 @@ async def test_a_stream_that_goes_silent_keeps_what_was_shown_and_says_so(make_p
     shown = ("1년간 80퍼센트 이상 출근하면 15일의 연차유급휴가를 줘요 [1]. ", "다만 입사 첫해에는")
     claude = claude_api(understand=[understood()], grade=[passes("취업규칙 제20조")],
                         answer=[stalls_after(*shown)])
-    answer, events = await collect(make_pipeline(claude, timeouts=StageTimeouts(stream_hang_s=0.3)), LEAVE_QUESTION)
+    answer, events = await collect(make_pipeline(claude, timeouts=StagesConfig(stream_hang_s=0.3)), LEAVE_QUESTION)
 
     assert streamed_text(events) == "".join(shown)
     assert answer.text == f"{''.join(shown).rstrip()}\n\n{messages.STREAM_INTERRUPTED}"

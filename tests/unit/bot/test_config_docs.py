@@ -24,8 +24,9 @@ def test_every_setting_appears_in_both_files_by_its_variable_name():
     example = config_docs.env_example()
     variables = [variable for variable, _ in config_docs.documented_settings()]
     for name, field in Settings.model_fields.items():
-        assert field.alias in variables or name == "retrieval"
+        assert field.alias in variables or name in ("retrieval", "stages")
     assert "REGBOT_RETRIEVAL_DENSE_WEIGHT" in variables  # a nested group is listed field by field
+    assert "REGBOT_STAGES_GRADE_PASS_SCORE" in variables
     for variable in variables:
         assert f"| `{variable}` |" in markdown
         assert f"\n# {variable}=" in example
@@ -45,3 +46,4 @@ def test_env_example_leaves_every_line_commented_so_compose_keeps_the_defaults()
 
 def test_the_scopes_file_format_is_documented():
     assert "## The scopes file (`REGBOT_SCOPES_FILE`)" in config_docs.configuration_markdown()
+

@@ -9,6 +9,7 @@ from rag import messages
 from rag.lang.asks import QuestionFacets, QuestionReader
 from rag.llm import LlmRequestFailed
 from rag.models import Chunk, Hit
+from rag.stages.config import StageTuning
 from rag.stages.contracts import GenerationInput
 from rag.stages.generator import ExtractiveGenerator, FollowupSplitter, LlmGenerator
 
@@ -209,7 +210,7 @@ class TestExtractiveGenerator:
         # With two articles a part, a single question could take a second lead sentence; each part takes one, so
         # the reader meets both parts' answers first.
         generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
-                                        second_lead_share=0.0)
+                                        tuning=StageTuning(second_lead_share=0.0))
         request = GenerationInput(question="연차는 며칠이고 숙박비 한도는 얼마야?",
                                   sub_questions=("연차는 며칠이야?", "숙박비 한도는 얼마야?"),
                                   evidence=((hits["leave"], hits["promote"]), (hits["hotel"], hits["sick"])))
