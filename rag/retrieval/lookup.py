@@ -7,6 +7,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.reference import (
+    ADDENDA_REF,
+    ANNEX_REF,
+    ARTICLE_JOIN,
+    ARTICLE_REF,
+    ARTICLE_START,
+    DIVISION_REF,
+    FULLTEXT_REF,
+    NAME_END,
+    PARAGRAPH_REF,
+    REGULATION_NAME,
+    SUBORDINATE,
+    article_of,
+)
 from rag.models import Chunk, Message, Scope, article_label, paragraph_marker
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
@@ -29,27 +43,9 @@ _FILLER = re.compile(
     r"|(?:무슨|어떤|뭐뭐|무엇무엇)\s*+(?:내용|조항|조문|규정|것|게)?\s*+들?\s*+(?:이|가)?\s*+(?:들어\s*+)?"
     r"(?:있어|있어요|있나요|있니|있지|나와\s*+있어)"
     r"|는\?|은\?|이란\?|란\?)?\s*+[?.!]*\s*+$")
-_ARTICLE_NUMBER = r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?"  # 제60조, 43조의2
-_ARTICLE_REF = re.compile(_ARTICLE_NUMBER + r"(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
-# Several articles of one regulation: "제60조랑 제61조", "60조, 62조 및 63조".
-_ARTICLE_START = re.compile(_ARTICLE_NUMBER)
-_ARTICLE_JOIN = re.compile(r"^\s*(?:이랑|랑|와|과|및|하고|그리고|,|、)\s*(?=(?:제\s*)?\d+\s*조)")
 MAX_LISTED_ARTICLES = 5
-_DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")
-_ANNEX_REF = re.compile(r"^\s*\[?(별표|별지|서식)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
-# The whole text of a regulation, optionally one page of it: "전문", "전문 2쪽", "전문 3페이지", "원문 2".
-_FULLTEXT_REF = re.compile(r"^\s*(?:전문|원문|전체\s*조문)\s*(?:(\d+)\s*(?:쪽|페이지|p)?)?(.*)$")
-# "시행령"/"시행규칙" after a law whose decree is not indexed.
-_SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
-_ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
 _FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
-# "2항은?" right after an article: a paragraph of that article.
-# How a regulation's name ends ("취업규칙", "여비 규정", "근로기준법", "…시행령"): a reference naming one that is not
-# indexed is answered "not registered", never searched (a search would quote some other regulation's article).
-_REGULATION_NAME = re.compile(r".(?:법|법률|령|규칙|규정|지침|세칙|요령|내규|규약|정관|학칙|조례)$")
-_NAME_END = re.compile(r"(?<!\s)\s*+(?:제?\s*(?<!\d)\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
-_PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
 # "A 말고 B", "A 아니고 B": the user corrects what they named first; B is the reference.
 _CORRECTION = re.compile(r"^[^?]{1,40}?\s*(?:말고|아니고|아니라)\s*,?\s+(?=\S)")
 # Markup an answer wraps a reference in ("**취업규칙 제20조(연차유급휴가)** [1]").
@@ -122,12 +118,12 @@ class StructuralLookup:
             # A part of a name before a reference ("근로기준 제46조"): `lookup` resolves it or offers the choice.
             name, rest = _split_name(text)
             names = self.names().resolve(name) if name and _reference_rest(rest) else None
-            if names is not None and not (names.doc or names.candidates) and _REGULATION_NAME.search(name):
+            if names is not None and not (names.doc or names.candidates) and REGULATION_NAME.search(name):
                 return name, rest  # a regulation that is not indexed: `lookup` says so
             return (name, rest) if names is not None and (names.doc or names.candidates) else None
         if _FILLER.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
-        match = _SUBORDINATE.match(rest)
+        match = SUBORDINATE.match(rest)
         if match and _reference_rest(rest[match.end():]) is not None:
             return doc, rest  # the decree of a law that is indexed, when the decree itself is not
         return None
@@ -160,14 +156,14 @@ class StructuralLookup:
         rest = _FOLLOWUP_OPENER.sub("", _plain(question), count=1)
         if not rest or self.names().longest_prefix(rest)[0]:
             return None
-        decree = _SUBORDINATE.match(rest)  # "시행령에는 뭐라고 돼 있어?": the decree of the law talked about
+        decree = SUBORDINATE.match(rest)  # "시행령에는 뭐라고 돼 있어?": the decree of the law talked about
         if decree is not None and _FILLER.match(rest[decree.end():]):
             focus = self.focus(history)
             if focus is None:
                 return None
             implementing = self._implementing(focus, decree.group(1))
             return (implementing, focus) if implementing else None
-        paragraph = _PARAGRAPH_ONLY.match(rest)
+        paragraph = PARAGRAPH_REF.match(rest)
         if paragraph is None and _reference_rest(rest) is None:
             return None
         focus = self.focus(history)
@@ -199,7 +195,7 @@ class StructuralLookup:
             doc, rest = names.longest_prefix(text[start:])
             if not doc:
                 continue
-            article = _ARTICLE_REF.match(rest)
+            article = ARTICLE_REF.match(rest)
             if article is None:
                 return LookupFocus(doc=doc)
             branch = int(article.group(2)) if article.group(2) else None
@@ -222,11 +218,11 @@ class StructuralLookup:
                 return self._among(match.candidates, text[len(name):], scope)
             if not match.doc:
                 reference = _reference_rest(text[len(name):])
-                if reference is not None and _REGULATION_NAME.search(name):
+                if reference is not None and REGULATION_NAME.search(name):
                     return LookupResult(kind="not_found", doc=name, target=reference[1], exact=True, unindexed=True)
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
-        subordinate = _SUBORDINATE.match(rest)
+        subordinate = SUBORDINATE.match(rest)
         if subordinate:  # the law is indexed, its decree is not
             exact = _reference_rest(rest[subordinate.end():]) is not None
             return LookupResult(kind="not_found", doc=doc, target=subordinate.group(1), exact=exact)
@@ -268,7 +264,7 @@ class StructuralLookup:
         if names.longest_prefix(corrected)[0]:
             return corrected
         corrected_doc, after = names.longest_prefix(text)
-        if corrected_doc and _ARTICLE_START.match(after) and _reference_rest(corrected) is not None:
+        if corrected_doc and ARTICLE_START.match(after) and _reference_rest(corrected) is not None:
             return text[:len(text) - len(after)].rstrip() + " " + corrected
         return corrected
 
@@ -320,34 +316,34 @@ def _plain(text: str) -> str:
 
 def _split_name(text: str) -> tuple[str, str]:
     """(what precedes the first reference-like word, the rest): the name part of "근로기준 제46조"."""
-    name = _NAME_END.split(text, maxsplit=1)[0].strip()
+    name = NAME_END.split(text, maxsplit=1)[0].strip()
     return name, text[len(name):]
 
 
 def _reference_rest(rest: str) -> tuple[str, str, str] | None:
     """(kind, target, paragraph marker) for the part after the document name, or None (for a fulltext
     reference the third item is the page number)."""
-    match = _FULLTEXT_REF.match(rest)
+    match = FULLTEXT_REF.match(rest)
     if match and _FILLER.match(match.group(2)):
         return "fulltext", "전문", match.group(1) or ""
     listed = _article_list(rest)
     if listed:
         return "articles", ", ".join(listed), ""
-    match = _ARTICLE_REF.match(rest)
+    match = ARTICLE_REF.match(rest)
     if match and _FILLER.match(match.group(4)):
         number, branch, para = int(match.group(1)), match.group(2), match.group(3)
         marker = paragraph_marker(int(para)) if para and 0 < int(para) <= 20 else ""
         return "article", article_label(number, int(branch) if branch else None), marker
-    match = _DIVISION_REF.match(rest)
+    match = DIVISION_REF.match(rest)
     if match and _FILLER.match(match.group(4)):
         label = f"제{match.group(1)}{match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "chapter", label, ""
-    match = _ANNEX_REF.match(rest)
+    match = ANNEX_REF.match(rest)
     if match and _FILLER.match(match.group(4)):
         kind = "별지" if match.group(1) == "서식" else match.group(1)  # 서식 N is the form 별지 N
         label = f"{kind} {match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "annex", label, ""
-    match = _ADDENDA_REF.match(rest)
+    match = ADDENDA_REF.match(rest)
     if match and _FILLER.match(match.group(1)):
         return "addenda", "부칙", ""
     return None
@@ -357,12 +353,12 @@ def _article_list(rest: str) -> list[str] | None:
     """The labels of two or more articles joined by 랑/와/및/",", followed by nothing but a request; else None."""
     labels: list[str] = []
     while len(labels) < MAX_LISTED_ARTICLES:
-        match = _ARTICLE_START.match(rest)
+        match = ARTICLE_START.match(rest)
         if match is None:
             return None
-        labels.append(article_label(int(match.group(1)), int(match.group(2)) if match.group(2) else None))
+        labels.append(article_of(match.group(1), match.group(2)))
         rest = rest[match.end():]
-        join = _ARTICLE_JOIN.match(rest)
+        join = ARTICLE_JOIN.match(rest)
         if join is None:
             break
         rest = rest[join.end():]

@@ -18,7 +18,8 @@ import yaml
 
 from rag import messages
 from rag.knowledge.versions import ArticleChange, ChangeLog, DocumentChange, paragraphs_of, today_of
-from rag.models import Chunk, Citation, Scope, article_label, cite_chunk, paragraph_marker
+from rag.lang.reference import ARTICLE_MENTION, article_of
+from rag.models import Chunk, Citation, Scope, cite_chunk, paragraph_marker
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.generator import DraftAnswer
 from rag.text import collapse_spaces, normalize_text
@@ -29,8 +30,6 @@ DEFAULT_CUES = Path(__file__).resolve().parent.parent / "data" / "changes.yaml"
 MAX_CHANGES_SHOWN = 3  # versions of one regulation, newest first
 MAX_ARTICLES_SHOWN = 6  # articles of one version
 QUOTE_CHARS = 240
-# Starts only at 제 or at a number's first digit, with possessive runs: linear on a stranger's text.
-_ARTICLE = re.compile(r"(?:제\s*+|(?<!\d))(\d++)\s*+조(?:\s*+의\s*+(\d+))?")
 
 
 class ChangeCues:
@@ -192,10 +191,8 @@ class AmendmentNotes:
 
 def _article_named(question: str) -> str:
     """The article a question names ("제20조", "43조의2"), or ""."""
-    match = _ARTICLE.search(normalize_text(question))
-    if match is None:
-        return ""
-    return article_label(int(match.group(1)), int(match.group(2)) if match.group(2) else None)
+    match = ARTICLE_MENTION.search(normalize_text(question))
+    return article_of(*match.groups()) if match else ""
 
 
 def _within(dated: str, today: str, days: int) -> bool:

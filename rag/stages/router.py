@@ -13,6 +13,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.reference import NUMBERED_REFERENCE
 from rag.models import Route
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
@@ -78,8 +79,6 @@ _REACTION_WORDS = frozenset({
     "아하", "아", "음", "흠", "오호", "옙", "yes", "ㅇㅋ",
 })
 _NOISE = re.compile(r"[ㄱ-ㅣ\s~!?.,…^_\-—·'\"()\[\]]+|[\U0001F000-\U0001FFFF\u2600-\u27BF\uFE0F]")
-# Rule codes and numbered references ("3-1-24", "2.3.1", "제5조"): never small talk.
-_RULE_CODE = re.compile(r"(?<!\d)\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")  # from a number's first digit
 
 
 class ChangeQuestion(Protocol):
@@ -126,7 +125,7 @@ class OfflineQueryRouter:
     def chitchat_kind(self, question: str) -> str:
         """The kind of small talk, or "" when the message is (or carries) a question about the regulations."""
         text = question.strip()
-        if not text or _RULE_CODE.search(text):
+        if not text or NUMBERED_REFERENCE.search(text):  # "3-1-24", "제5조": never small talk
             return ""
         if all(_NOISE.sub("", word).lower() in _REACTION_WORDS for word in text.split()):
             return "reaction"
