@@ -81,6 +81,22 @@ FULLTEXT_REF = re.compile(r"^\s*(?:전문|원문|전체\s*조문)\s*(?:(\d+)\s*(
 ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # "시행령"/"시행규칙" right after a law's name (with or without a space).
 SUBORDINATE = re.compile(r"^\s*" + _SUBORDINATE_WORDS)
+# "…줘" and its politer or question forms: 주세요, 줄래?, 주실래요?, 줄 수 있어?, 주실 수 있나요?
+_PLEASE = r"(?:줘|주세요|줄래요?|주실래요?|줄\s*수\s*있(?:어|어요|나요)|주실\s*수\s*있(?:어요|나요))"
+# What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
+# outline is its summary; "…제3조(출장 신청)에 대해 알려줘", the offline follow-up buttons' wording).
+# `\s*+`: possessive, so a run of spaces is never shared out among the optional parts (40 spaces took 38 s).
+LOOKUP_REST = re.compile(
+    r"^\s*+(?:\([^()]{1,40}\))?\s*+(?:에\s*+대해서?|에\s*+대한)?"
+    r"\s*+(?:에는|에선|에서는|엔|은|는|이|가|을|를|에|의|도)?\s*+(?:전체\s*+)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*+"
+    r"(?:은|는|이|가|을|를)?\s*+(?:그대로\s*+|좀\s*+)?"
+    r"(?:(?:보여|알려|찾아)\s*+" + _PLEASE + r"|(?:요약|정리)\s*+해\s*+" + _PLEASE +
+    r"|뭐야|뭐예요|뭔가요|뭐지|(?:뭐라고|어떻게)\s*+(?:되어|돼|나와|써|적혀|정해져)\s*+있(?:어|어요|나요|니|지)?|있(?:어|어요|나요)"
+    r"|(?:무슨|어떤)\s*+(?:내용|조항|조문|규정)\s*+(?:이야|이에요|인가요|이지|이죠|야)?"
+    # What a chapter holds: "제1장에는 어떤 조문들 있어?", "제3장엔 뭐뭐 들어있어?"
+    r"|(?:무슨|어떤|뭐뭐|무엇무엇)\s*+(?:내용|조항|조문|규정|것|게)?\s*+들?\s*+(?:이|가)?\s*+(?:들어\s*+)?"
+    r"(?:있어|있어요|있나요|있니|있지|나와\s*+있어)"
+    r"|는\?|은\?|이란\?|란\?)?\s*+[?.!]*\s*+$")
 # How a regulation's name ends ("취업규칙", "여비 규정", "근로기준법", "…시행령"): a reference naming one that is not
 # indexed is answered "not registered", never searched (a search would quote some other regulation's article).
 REGULATION_NAME = re.compile(r".(?:법|법률|령|규칙|규정|지침|세칙|요령|내규|규약|정관|학칙|조례)$")

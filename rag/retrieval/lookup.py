@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.followup import CORRECTION, FOLLOWUP_OPENER
 from rag.lang.reference import (
     ADDENDA_REF,
     ANNEX_REF,
@@ -15,6 +16,7 @@ from rag.lang.reference import (
     ARTICLE_START,
     DIVISION_REF,
     FULLTEXT_REF,
+    LOOKUP_REST,
     NAME_END,
     PARAGRAPH_REF,
     REGULATION_NAME,
@@ -27,27 +29,7 @@ from rag.retrieval.names import DocumentNames, load_aliases
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.text import collapse_spaces, normalize_text, split_rule_code
 
-# "…줘" and its politer or question forms: 주세요, 줄래?, 주실래요?, 줄 수 있어?, 주실 수 있나요?
-_PLEASE = r"(?:줘|주세요|줄래요?|주실래요?|줄\s*수\s*있(?:어|어요|나요)|주실\s*수\s*있(?:어요|나요))"
-# What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
-# outline is its summary; "…제3조(출장 신청)에 대해 알려줘", the offline follow-up buttons' wording).
-# `\s*+`: possessive, so a run of spaces is never shared out among the optional parts (40 spaces took 38 s).
-_FILLER = re.compile(
-    r"^\s*+(?:\([^()]{1,40}\))?\s*+(?:에\s*+대해서?|에\s*+대한)?"
-    r"\s*+(?:에는|에선|에서는|엔|은|는|이|가|을|를|에|의|도)?\s*+(?:전체\s*+)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*+"
-    r"(?:은|는|이|가|을|를)?\s*+(?:그대로\s*+|좀\s*+)?"
-    r"(?:(?:보여|알려|찾아)\s*+" + _PLEASE + r"|(?:요약|정리)\s*+해\s*+" + _PLEASE +
-    r"|뭐야|뭐예요|뭔가요|뭐지|(?:뭐라고|어떻게)\s*+(?:되어|돼|나와|써|적혀|정해져)\s*+있(?:어|어요|나요|니|지)?|있(?:어|어요|나요)"
-    r"|(?:무슨|어떤)\s*+(?:내용|조항|조문|규정)\s*+(?:이야|이에요|인가요|이지|이죠|야)?"
-    # What a chapter holds: "제1장에는 어떤 조문들 있어?", "제3장엔 뭐뭐 들어있어?"
-    r"|(?:무슨|어떤|뭐뭐|무엇무엇)\s*+(?:내용|조항|조문|규정|것|게)?\s*+들?\s*+(?:이|가)?\s*+(?:들어\s*+)?"
-    r"(?:있어|있어요|있나요|있니|있지|나와\s*+있어)"
-    r"|는\?|은\?|이란\?|란\?)?\s*+[?.!]*\s*+$")
 MAX_LISTED_ARTICLES = 5
-# How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
-_FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
-# "A 말고 B", "A 아니고 B": the user corrects what they named first; B is the reference.
-_CORRECTION = re.compile(r"^[^?]{1,40}?\s*(?:말고|아니고|아니라)\s*,?\s+(?=\S)")
 # Markup an answer wraps a reference in ("**취업규칙 제20조(연차유급휴가)** [1]").
 _MARKUP = re.compile(r"[*「」『』\[\]]")
 
@@ -114,14 +96,14 @@ class StructuralLookup:
         if not doc:
             code, after = split_rule_code(text)  # "3-1-99": a rule code no document carries is still a reference
             if code:
-                return (code, after) if _FILLER.match(after) or _reference_rest(after) else None
+                return (code, after) if LOOKUP_REST.match(after) or _reference_rest(after) else None
             # A part of a name before a reference ("근로기준 제46조"): `lookup` resolves it or offers the choice.
             name, rest = _split_name(text)
             names = self.names().resolve(name) if name and _reference_rest(rest) else None
             if names is not None and not (names.doc or names.candidates) and REGULATION_NAME.search(name):
                 return name, rest  # a regulation that is not indexed: `lookup` says so
             return (name, rest) if names is not None and (names.doc or names.candidates) else None
-        if _FILLER.match(rest) or _reference_rest(rest) is not None:
+        if LOOKUP_REST.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
         match = SUBORDINATE.match(rest)
         if match and _reference_rest(rest[match.end():]) is not None:
@@ -135,7 +117,7 @@ class StructuralLookup:
 
     def _bare_article(self, text: str) -> bool:
         """`names_no_regulation` of a text already read as a reference."""
-        reference = _reference_rest(_FOLLOWUP_OPENER.sub("", text, count=1))
+        reference = _reference_rest(FOLLOWUP_OPENER.sub("", text, count=1))
         return reference is not None and reference[0] == "article" and not self.names().longest_prefix(text)[0]
 
     def focus(self, history: tuple[Message, ...] | list[Message]) -> LookupFocus | None:
@@ -153,11 +135,11 @@ class StructuralLookup:
         own regulation, is not a bare reference, or the conversation named none."""
         if not history:
             return None
-        rest = _FOLLOWUP_OPENER.sub("", _plain(question), count=1)
+        rest = FOLLOWUP_OPENER.sub("", _plain(question), count=1)
         if not rest or self.names().longest_prefix(rest)[0]:
             return None
         decree = SUBORDINATE.match(rest)  # "시행령에는 뭐라고 돼 있어?": the decree of the law talked about
-        if decree is not None and _FILLER.match(rest[decree.end():]):
+        if decree is not None and LOOKUP_REST.match(rest[decree.end():]):
             focus = self.focus(history)
             if focus is None:
                 return None
@@ -170,7 +152,7 @@ class StructuralLookup:
         if focus is None:
             return None
         if paragraph is not None:
-            if not focus.article or not _FILLER.match(paragraph.group(2)):
+            if not focus.article or not LOOKUP_REST.match(paragraph.group(2)):
                 return None
             return f"{focus.doc} {focus.article} {paragraph.group(1)}항", focus
         return f"{focus.doc} {rest}", focus
@@ -208,7 +190,7 @@ class StructuralLookup:
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
         if not doc and self._bare_article(text):
-            found = self._among(tuple(self.corpus.documents()), _FOLLOWUP_OPENER.sub("", text, count=1), scope)
+            found = self._among(tuple(self.corpus.documents()), FOLLOWUP_OPENER.sub("", text, count=1), scope)
             return found if found.kind != "ambiguous" or found.target else \
                 LookupResult(kind="not_found", target=text, exact=True)  # no regulation has it
         if not doc:
@@ -256,7 +238,7 @@ class StructuralLookup:
         근기법 시행령 제3조" → "근기법 시행령 제3조"); a correction that names no regulation keeps the one it corrects
         ("근로기준법 제60조 말고 제61조" → "근로기준법 제61조"; "근로기준법 말고 제61조" corrects the regulation)."""
         text = _plain(query)
-        correction = _CORRECTION.match(text)
+        correction = CORRECTION.match(text)
         if correction is None:
             return text
         corrected = text[correction.end():]
@@ -324,27 +306,27 @@ def _reference_rest(rest: str) -> tuple[str, str, str] | None:
     """(kind, target, paragraph marker) for the part after the document name, or None (for a fulltext
     reference the third item is the page number)."""
     match = FULLTEXT_REF.match(rest)
-    if match and _FILLER.match(match.group(2)):
+    if match and LOOKUP_REST.match(match.group(2)):
         return "fulltext", "전문", match.group(1) or ""
     listed = _article_list(rest)
     if listed:
         return "articles", ", ".join(listed), ""
     match = ARTICLE_REF.match(rest)
-    if match and _FILLER.match(match.group(4)):
+    if match and LOOKUP_REST.match(match.group(4)):
         number, branch, para = int(match.group(1)), match.group(2), match.group(3)
         marker = paragraph_marker(int(para)) if para and 0 < int(para) <= 20 else ""
         return "article", article_label(number, int(branch) if branch else None), marker
     match = DIVISION_REF.match(rest)
-    if match and _FILLER.match(match.group(4)):
+    if match and LOOKUP_REST.match(match.group(4)):
         label = f"제{match.group(1)}{match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "chapter", label, ""
     match = ANNEX_REF.match(rest)
-    if match and _FILLER.match(match.group(4)):
+    if match and LOOKUP_REST.match(match.group(4)):
         kind = "별지" if match.group(1) == "서식" else match.group(1)  # 서식 N is the form 별지 N
         label = f"{kind} {match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "annex", label, ""
     match = ADDENDA_REF.match(rest)
-    if match and _FILLER.match(match.group(1)):
+    if match and LOOKUP_REST.match(match.group(1)):
         return "addenda", "부칙", ""
     return None
 
@@ -362,4 +344,4 @@ def _article_list(rest: str) -> list[str] | None:
         if join is None:
             break
         rest = rest[join.end():]
-    return list(dict.fromkeys(labels)) if len(labels) > 1 and _FILLER.match(rest) else None
+    return list(dict.fromkeys(labels)) if len(labels) > 1 and LOOKUP_REST.match(rest) else None

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.questions import QUESTION_CUE
 from rag.lang.reference import NUMBERED_REFERENCE
 from rag.models import Route
 from rag.retrieval.corpus import IndexedCorpus
@@ -69,9 +70,6 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 OFF_TOPIC = "off_topic"
 # Kinds that are questions to the bot: they may carry a question mark and still be small talk.
 BOT_KINDS = frozenset({"identity", "capability", "usage"})
-_QUESTION_CUE = re.compile(
-    r"(\?|몇|언제|어떻게|얼마|누가|무엇|뭐야|돼\?|되나|나요|까요|가능|해야|받아|있어|없어|알려|인가요|인지|어떡|어쩌"
-    r"|할까)")
 # A bare acknowledgement or reaction once laughter, jamo, emoji and punctuation are gone.
 _REACTION_WORDS = frozenset({
     "", "네", "넵", "넹", "예", "응", "웅", "어", "오", "와", "우와", "헐", "대박", "굿", "좋아", "좋아요", "좋네요",
@@ -142,8 +140,8 @@ class OfflineQueryRouter:
             if topic:  # a mood word is weak evidence: any regulation topic makes a question
                 return ""
             # "이번 주말 날씨 어때?" asks for something no regulation holds: it is told so, not chatted with.
-            return OFF_TOPIC if kind == "other" and _QUESTION_CUE.search(rest) else kind
-        if topic and (_QUESTION_CUE.search(rest) or len(topic) > self.max_topic_words):
+            return OFF_TOPIC if kind == "other" and QUESTION_CUE.search(rest) else kind
+        if topic and (QUESTION_CUE.search(rest) or len(topic) > self.max_topic_words):
             return ""  # small talk around a regulation question: the question wins
         return kind
 
