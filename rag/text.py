@@ -8,6 +8,7 @@ import unicodedata
 
 from rag import messages
 from rag.lang.reference import RULE_CODE, RULE_CODE_SUFFIX
+from rag.lang.script import NAME_MARKS
 
 _SPACE = re.compile(r"\s+")
 # Zero-width characters and BOMs that arrive from copy-paste and break matching.
@@ -34,7 +35,7 @@ def shorten(text: str, limit: int) -> str:
 def doc_key(name: str) -> str:
     """Comparison key for document names: NFC, no spaces, underscores, middle dots or 「」."""
     name = normalize_text(name)
-    return re.sub(r"[\s_「」『』\"'ㆍ·・]", "", name)
+    return NAME_MARKS.sub("", name)
 
 
 

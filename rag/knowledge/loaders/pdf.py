@@ -15,6 +15,7 @@ from rag.errors import IngestError
 from rag.knowledge.loaders.base import LoadedDocument, PageSpan
 from rag.knowledge.loaders.textlines import clean_metadata_title, join_text, read_source, tidy_line, title_in_text
 from rag.lang.reference import SUBITEM_START, UNIT_START
+from rag.lang.script import DOT_LEADER_ENTRY
 
 logger = logging.getLogger(__name__)
 
@@ -26,9 +27,6 @@ _ENDS_UNIT = re.compile(r"[.。!?:;>\]]$")
 _PAGE_NUMBER = re.compile(
     r"^(?:[-–—(\[]\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*[-–—)\]])?$|^\d{1,4}\s*/\s*\d{1,4}$", re.I
 )
-# Table-of-contents entries ("제1조(목적) ······ 3") would repeat every article header.
-# Leaders start only at the first dot of a run: started at every dot, a long run was scanned once per dot.
-_TOC_ENTRY = re.compile(r"(?<![.·…‥ㆍ・])(?<![.·…‥ㆍ・]\s)(?:[.·…‥ㆍ・]\s?){4,}\s*\d{1,4}$")
 # A line at least this share of the page's widest line is "full", i.e. the PDF may have wrapped it.
 _FULL_LINE_SHARE = 0.8
 # A line is also wrapped when the next line's first word would not have fitted (widths are estimates).
@@ -161,7 +159,7 @@ def _without_running_lines(lines: list[str], running: set[str]) -> list[str]:
         text = tidy_line(line)
         if index in edge and (_running_key(text) in running or _PAGE_NUMBER.match(text)):
             continue
-        if _TOC_ENTRY.search(text):
+        if DOT_LEADER_ENTRY.search(text):  # a table-of-contents entry would repeat every article header
             continue
         kept.append(line)
     return kept

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.quantities import asked_quantities, with_figure_units
+from rag.lang.quantities import asked_quantities, with_figure_units
 
 
 def answers(question: str, text: str) -> bool:
