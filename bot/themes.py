@@ -54,6 +54,7 @@ class Theme(BaseModel):
     count: int
     nouns: tuple[str, ...] = ()  # the nouns most of its questions share, most frequent first
     examples: tuple[str, ...] = ()  # question texts, only when the operator keeps them
+    unknown: tuple[str, ...] = ()  # its nouns neither the index nor the lexicon knows (`rag.stages.vocabulary`)
 
 
 def group_refusals(noun_sets: Sequence[Sequence[str]], questions: Sequence[str] = (), *,

@@ -35,12 +35,22 @@ QUOTE_CHARS = 240
 class ChangeCues:
     """Whether a question asks what changed (`rag/data/changes.yaml`); the file's examples are its tests."""
 
-    def __init__(self, path: Path = DEFAULT_CUES) -> None:
-        with path.open(encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-        self.patterns = [re.compile(p) for p in data.get("patterns") or []]
-        self.examples: list[str] = list(data.get("examples") or [])
-        self.counter_examples: list[str] = list(data.get("counter_examples") or [])
+    def __init__(self, path: Path = DEFAULT_CUES, *, extra: Sequence[Path] = ()) -> None:
+        """The cues of `path` and of a deployment's `extra` files (same format); a bad pattern is a ValueError
+        naming its file."""
+        self.patterns: list[re.Pattern[str]] = []
+        self.examples: list[str] = []
+        self.counter_examples: list[str] = []
+        for source in (path, *extra):
+            with source.open(encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+            for pattern in data.get("patterns") or []:
+                try:
+                    self.patterns.append(re.compile(pattern))
+                except re.error as exc:
+                    raise ValueError(f"{source.name}: pattern {pattern!r}: {exc}") from None
+            self.examples += list(data.get("examples") or [])
+            self.counter_examples += list(data.get("counter_examples") or [])
 
     def asks(self, question: str) -> bool:
         text = collapse_spaces(normalize_text(question))
