@@ -76,9 +76,29 @@ def _parsed(path: Path, parse: Callable[[Path], T]) -> T:
     except LexiconError:
         raise
     except (OSError, yaml.YAMLError, PatternError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        # A loader's own message often starts with the file name already: say it once, with the folder.
-        detail = str(exc).removeprefix(f"{path.name}: ") or exc.__class__.__name__
-        raise LexiconError(f"{path}: {detail}") from None
+        message = str(exc) or exc.__class__.__name__
+        # A loader's own message often starts with the file name (and line) already: say it once, with the folder.
+        raise LexiconError(f"{path.parent}/{message}" if message.startswith(path.name) else f"{path}: {message}") \
+            from None
+
+
+def where(path: Path, *keys: str | int) -> str:
+    """"file:line" of the entry at `keys` (mapping keys and list indices) in a YAML file, for an error message;
+    "file" alone when the entry cannot be found."""
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return path.name
+    for key in keys:
+        if isinstance(node, yaml.MappingNode):
+            node = next((value for name, value in node.value if name.value == str(key)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            node = node.value[key]
+        else:
+            node = None
+        if node is None:
+            return path.name
+    return f"{path.name}:{node.start_mark.line + 1}"
 
 
 def words_of(entries: Iterable[str]) -> Iterator[str]:

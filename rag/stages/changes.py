@@ -18,6 +18,7 @@ import yaml
 
 from rag import messages
 from rag.knowledge.versions import ArticleChange, ChangeLog, DocumentChange, paragraphs_of, today_of
+from rag.lang.lexicon import where
 from rag.lang.reference import ARTICLE_MENTION, article_of
 from rag.models import Chunk, Citation, Scope, cite_chunk, paragraph_marker
 from rag.retrieval.lookup import LookupResult, StructuralLookup
@@ -44,11 +45,11 @@ class ChangeCues:
         for source in (path, *extra):
             with source.open(encoding="utf-8") as handle:
                 data = yaml.safe_load(handle) or {}
-            for pattern in data.get("patterns") or []:
+            for number, pattern in enumerate(data.get("patterns") or []):
                 try:
                     self.patterns.append(re.compile(pattern))
                 except re.error as exc:
-                    raise ValueError(f"{source.name}: pattern {pattern!r}: {exc}") from None
+                    raise ValueError(f"{where(source, 'patterns', number)}: pattern {pattern!r}: {exc}") from None
             self.examples += list(data.get("examples") or [])
             self.counter_examples += list(data.get("counter_examples") or [])
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rag.lang.lexicon import where
 from rag.text import collapse_spaces, normalize_text
 
 DEFAULT_CUES = Path(__file__).resolve().parent.parent / "data" / "question_core.yaml"
@@ -70,14 +71,15 @@ class QuestionCues(BaseModel):
             cues = cls.model_validate(data)
         except ValidationError as exc:
             error = exc.errors()[0]
-            where = ".".join(str(p) for p in error["loc"])
-            raise ValueError(f"{path.name}: {where}: {error['msg']}") from None
+            entry = ".".join(str(p) for p in error["loc"])
+            raise ValueError(f"{where(path, *error['loc'])}: {entry}: {error['msg']}") from None
         for section in ("sentence_breaks", "asks", "situation_ends"):
             for number, cue in enumerate(getattr(cues, section)):
                 try:
                     cue.compiled  # noqa: B018 - compiled at load, so a bad pattern fails at start-up
                 except re.error as exc:
-                    raise ValueError(f"{path.name}: {section}.{number} ({cue.pattern!r}): {exc}") from None
+                    raise ValueError(f"{where(path, section, number)}: {section}.{number} ({cue.pattern!r}): "
+                                     f"{exc}") from None
         return cues
 
     @classmethod

@@ -49,9 +49,9 @@ def test_a_bad_extra_file_is_one_error_naming_it(tmp_path):
 
 
 def test_a_bad_cue_pattern_in_an_extra_file_names_it(tmp_path):
-    bad = write(tmp_path, "changes-x.yaml", "patterns: ['(unclosed']\n")
+    bad = write(tmp_path, "changes-x.yaml", "patterns:\n  - '규정\\s*변경'\n  - '(unclosed'\n")
 
-    with pytest.raises(LexiconError, match=rf"{bad}: pattern"):
+    with pytest.raises(LexiconError, match=rf"{bad.parent}/changes-x.yaml:3: pattern '\(unclosed'"):
         Vocabulary.load(Lexicon(tmp_path))
 
 

@@ -69,5 +69,5 @@ def test_the_core_grows_back_until_it_names_a_topic(judge):
 def test_a_bad_pattern_names_the_file_and_the_entry(tmp_path: Path):
     table = tmp_path / "question_core.yaml"
     table.write_text("asks:\n  - pattern: '(unclosed'\n    examples: [x]\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"question_core.yaml: asks.0"):
+    with pytest.raises(ValueError, match=r"question_core.yaml:2: asks.0"):
         QuestionCues.load(table)
