@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
 
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rag.lang.lexicon import where
 from rag.lang.questions import AMOUNT_WORDS
 
 # What a question asks for when it wants a figure, a deadline or a limit.
@@ -29,31 +35,53 @@ ASKED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:차|째|간|이)?\s*"
                              r"(?:(이상|넘|지나|지났|초과|되면|된\s|후)|(미만|안\s*(?:됐|된|되|넘)|이내|이하|못))")
 STATED_CONDITION = re.compile(_NUMBER_WITH_UNIT + r"\s*(?:간|을|를)?\s*(?:(이상|초과|넘는)|(미만|이내|이하))")
 
-_HOW_LONG = re.compile(r"얼마\s*(?:동안|간)|얼마나\s*(?:오래|길게)")
+DEFAULT_UNITS = Path(__file__).resolve().parent.parent / "data" / "units.yaml"
 
-# "How many <unit>?" → a number with that unit. "몇 분" is left out: minutes or people.
-_ASKED_UNITS = (
-    (re.compile(r"며칠|몇\s*일"), re.compile(r"\d\s*일")),
-    (re.compile(r"몇\s*주"), re.compile(r"\d\s*주")),
-    (re.compile(r"몇\s*(년|해)"), re.compile(r"\d\s*년")),
-    (re.compile(r"몇\s*(개월|달)"), re.compile(r"\d\s*개월")),
-    (re.compile(r"몇\s*시간"), re.compile(r"\d\s*시간")),
-    (re.compile(r"몇\s*(명|사람)"), re.compile(r"\d\s*(명|인)")),
-    (re.compile(r"몇\s*(번|회|차례)"), re.compile(r"\d\s*(번|회)")),
-    (re.compile(r"몇\s*(살|세)"), re.compile(r"\d\s*(세|살)")),
-    (re.compile(r"몇\s*(퍼센트|%|프로)"), re.compile(r"\d\s*(퍼센트|%)|분의\s*\d")),
-    (re.compile(r"몇\s*학점"), re.compile(r"\d\s*학점")),
-    # "얼마 동안" asks for a length of time; any other "얼마" for an amount of money or a rate ("얼마나 더 줘?" →
-    # 100분의 50, "얼마까지 돼?" → 8만원).
-    (_HOW_LONG, re.compile(r"\d\s*(년|개월|주|일)")),
-    (re.compile(r"얼마(?!\s*(?:동안|간|나\s*오래|나\s*길게))"),
-     re.compile(r"\d\s*(?:[만천백]\s*)?원|분의\s*\d|\d\s*(?:퍼센트|%)")),
-)
+
+class AskedUnit(BaseModel):
+    """How a question asks for a number of one unit (`asked`) and how a provision states it (`stated`), with the
+    texts each must match and must not (`rag/data/units.yaml`)."""
+
+    model_config = ConfigDict(frozen=True, ignored_types=(cached_property,))
+
+    asked: str
+    stated: str
+    examples: tuple[str, ...] = Field(min_length=1)
+    counter_examples: tuple[str, ...] = ()
+    stated_examples: tuple[str, ...] = Field(min_length=1)
+    stated_counter_examples: tuple[str, ...] = ()
+
+    @cached_property
+    def asked_pattern(self) -> re.Pattern[str]:
+        return re.compile(self.asked)
+
+    @cached_property
+    def stated_pattern(self) -> re.Pattern[str]:
+        return re.compile(self.stated)
+
+
+def load_units(path: Path = DEFAULT_UNITS) -> tuple[AskedUnit, ...]:
+    """The asked-unit table; a bad entry or pattern is a ValueError naming the file and line."""
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    units: list[AskedUnit] = []
+    for number, entry in enumerate(data.get("units") or []):
+        try:
+            unit = AskedUnit.model_validate(entry)
+            unit.asked_pattern, unit.stated_pattern  # noqa: B018 - compiled at load: a bad pattern fails at start-up
+        except (ValidationError, re.error) as exc:
+            raise ValueError(f"{where(path, 'units', number)}: units.{number}: {exc}") from None
+        units.append(unit)
+    return tuple(units)
+
+
+# "How many <unit>?" → a number with that unit (package data, read once: the table is part of the language).
+ASKED_UNITS = load_units()
 
 
 def asked_quantities(question: str) -> tuple[re.Pattern[str], ...]:
     """How the figures a question asks for are written ("몇 주는 수업해야 해?" → a number of weeks)."""
-    return tuple(stated for asked, stated in _ASKED_UNITS if asked.search(question))
+    return tuple(unit.stated_pattern for unit in ASKED_UNITS if unit.asked_pattern.search(question))
 
 
 def numeric_conditions(text: str, pattern: re.Pattern[str]) -> set[tuple[str, str, bool]]:
