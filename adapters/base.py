@@ -1,4 +1,4 @@
-"""What an adapter needs from the bot: the TurnService protocol, implemented in `bot/service.py`.
+"""What an adapter needs from the bot: the TurnService protocol, implemented in `bot/service/service.py`.
 
 An adapter verifies and normalises platform input into a `Turn`, asks the service for a stream of
 AnswerEvents and renders them. It knows nothing of retrieval and never imports `bot/`.

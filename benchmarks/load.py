@@ -270,10 +270,10 @@ def serve_child(lift_limits: bool) -> int:
 
     from bot.app import build_components
     from bot.config import Settings
-    from bot.lifecycle import GracefulShutdown
-    from bot.limits import LimitsConfig
-    from bot.logging_setup import configure_logging
-    from bot.server import build_runtime, create_app
+    from bot.server.lifecycle import GracefulShutdown
+    from bot.server.logging_setup import configure_logging
+    from bot.server.server import build_runtime, create_app
+    from bot.service.limits import LimitsConfig
 
     configure_logging(level=logging.WARNING)
     settings = Settings()

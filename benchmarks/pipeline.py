@@ -37,11 +37,12 @@ from rag.models import Chunk, Hit, Role  # noqa: E402
 from rag.pipeline import AnswerPipeline, collect  # noqa: E402
 from rag.retrieval.corpus import IndexedCorpus  # noqa: E402
 from rag.retrieval.tokenizer import Tokenizer  # noqa: E402
-from rag.stages import build_stages  # noqa: E402
+from rag.stages.contracts import Strategy  # noqa: E402
+from rag.stages.factory import build_stages  # noqa: E402
 from rag.stages.followups import FOLLOWUP_PROMPT  # noqa: E402
 from rag.stages.generator import FOLLOWUP_MARKER  # noqa: E402
 from rag.stages.grader import GRADE_PROMPT, OfflineGrader  # noqa: E402
-from rag.stages.planner import OfflineQueryPlanner, Strategy  # noqa: E402
+from rag.stages.planner import OfflineQueryPlanner  # noqa: E402
 from rag.stages.rewriter import REWRITE_PROMPT  # noqa: E402
 from rag.stages.understanding import UNDERSTAND_PROMPT  # noqa: E402
 from rag.stages.verifier import VERIFY_PROMPT  # noqa: E402

@@ -26,13 +26,14 @@ sys.path.insert(0, str(REPO))
 
 from bot.app import Components, build_components  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.limits import LimitsConfig  # noqa: E402
-from bot.metrics import Metrics  # noqa: E402
-from bot.records import RedisRecordStore, SqliteRecordStore, TurnRecorder  # noqa: E402
-from bot.report import percentile  # noqa: E402
-from bot.service import BotService  # noqa: E402
-from bot.state import MemoryStateStore  # noqa: E402
-from bot.themes import TopicNouns  # noqa: E402
+from bot.report.recorder import TurnRecorder  # noqa: E402
+from bot.report.records import RedisRecordStore, SqliteRecordStore  # noqa: E402
+from bot.report.report import percentile  # noqa: E402
+from bot.report.themes import TopicNouns  # noqa: E402
+from bot.service.limits import LimitsConfig  # noqa: E402
+from bot.service.metrics import Metrics  # noqa: E402
+from bot.service.service import BotService  # noqa: E402
+from bot.state import StateStores  # noqa: E402
 from rag.models import Answer, Route, Turn  # noqa: E402
 
 QUESTIONS = [
@@ -62,7 +63,7 @@ async def timed_turn(service: BotService, turn: Turn) -> float:
 
 async def run_mode(components: Components, recorder: TurnRecorder | None, *, turns: int, concurrency: int,
                    tag: str) -> list[float]:
-    service = BotService(pipeline=components.pipeline, store=MemoryStateStore(), metrics=Metrics(), limits=LIMITS,
+    service = BotService(pipeline=components.pipeline, store=StateStores.in_process(), metrics=Metrics(), limits=LIMITS,
                          recorder=recorder)
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []

@@ -37,7 +37,7 @@ from rag.eval import EvalItem, load_eval_file  # noqa: E402
 from rag.models import Hit  # noqa: E402
 from rag.pipeline import collect  # noqa: E402
 from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge  # noqa: E402
-from rag.stages.grader import GradeResult  # noqa: E402
+from rag.stages.contracts import GradeResult  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]

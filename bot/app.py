@@ -28,9 +28,9 @@ from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.rerank import CrossEncoderReranker, LlmListwiseReranker, Reranker, heuristic_reranker
 from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
-from rag.stages import StageTimeouts, build_stages
 from rag.stages.changes import AmendmentNotes, ChangeAnswerer
 from rag.stages.enhancer import HistoryWindow
+from rag.stages.factory import StageTimeouts, build_stages
 from rag.stages.legal_basis import CollectionRoles
 from rag.stages.vocabulary import Vocabulary
 

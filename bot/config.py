@@ -225,7 +225,7 @@ class Settings(BaseSettings):
     neighbours_max: int = Field(2, ge=0, alias="REGBOT_NEIGHBOURS_MAX",
                                 description="Other parts of a split article and articles it cites, added to the "
                                             "evidence per part (0: none).")
-    # Limits (bot/limits.py, docs/deployment.md): a person's flood is refused, a channel's or workspace's
+    # Limits (bot/service/limits.py, docs/deployment.md): a person's flood is refused, a channel's or workspace's
     # burst waits in line, answer slots bound the work per process.
     user_burst: int = Field(5, ge=0, alias="REGBOT_USER_BURST",
                             description="Questions one person may ask at once before the per-minute rate applies.")

@@ -27,8 +27,8 @@ ENV_EXAMPLE = REPO_ROOT / ".env.example"
 REGENERATE = "python -m bot.config_docs --write"
 
 def _scopes_format() -> str:
-    """The scopes-file section, from bot/scopes.py's docstring (the one place the format is written down)."""
-    from bot import scopes
+    """The scopes-file section, from bot/service/scopes.py's docstring (the one place the format is written down)."""
+    from bot.service import scopes
 
     first, _, rest = (scopes.__doc__ or "").strip().partition("\n")
     named = "Collections are named at ingest: `regbot ingest FOLDER --collection hr` (default: `default`)."

@@ -13,12 +13,12 @@ import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
-from rag.cache import CachedAnswer, CacheMatch, SemanticAnswerCache
+from rag.cache import CachedAnswer, CacheMatch
 from rag.errors import LlmUnavailable, RetrievalUnavailable
 from rag.lang import detect_language, framing_for
-from rag.llm import LlmCallBudget, LlmProvider, llm_call_budget
+from rag.llm import LlmCallBudget, llm_call_budget
 from rag.models import Answer, AnswerEvent, Citation, Hit, Message, Outcome, Route, Scope, Turn, cited_indices
 from rag.retrieval.planned import (
     Evidence,
@@ -30,16 +30,10 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.stages.answerability import refusal_message, related_chunks
-from rag.stages.changes import AmendmentNotes
+from rag.stages.contracts import DraftAnswer, GenerationInput, GradeResult, QueryUnderstanding, VerificationResult
+from rag.stages.factory import PipelineStages
 from rag.stages.followups import about_articles
-from rag.stages.generator import DraftAnswer, GenerationEvent, GenerationInput
-from rag.stages.grader import GradeResult
-from rag.stages.legal_basis import LegalBasis
 from rag.stages.router import OFF_TOPIC
-from rag.stages.smalltalk import SmallTalkResponder
-from rag.stages.structural import StructuralAnswerer
-from rag.stages.understanding import QueryUnderstanding
-from rag.stages.verifier import VerificationResult
 from rag.text import normalize_text
 
 log = logging.getLogger(__name__)
@@ -47,57 +41,6 @@ log = logging.getLogger(__name__)
 StageT = TypeVar("StageT")
 # How many of the closest articles a refusal offers as lookups.
 REFUSAL_NEAREST = 2
-
-
-class Understander(Protocol):
-    """Enhance, route and plan (one LLM call at most)."""
-
-    async def run(self, question: str, history: tuple[Message, ...], *,
-                  forced: Route | None = None) -> QueryUnderstanding: ...
-
-
-class Grader(Protocol):
-    async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult: ...
-
-
-class Rewriter(Protocol):
-    async def run(self, question: str, missing: tuple[str, ...]) -> str: ...
-
-
-class Generator(Protocol):
-    """`run` streams the answer's events, the last carrying the draft (text + citations); `revise` retries once."""
-
-    def run(self, request: GenerationInput) -> AsyncIterator[GenerationEvent]: ...
-
-    async def revise(self, request: GenerationInput, draft: DraftAnswer,
-                     unsupported: tuple[str, ...]) -> DraftAnswer | None: ...
-
-
-class Verifier(Protocol):
-    async def run(self, text: str, citations: tuple[Citation, ...]) -> VerificationResult: ...
-
-
-class FollowupSuggester(Protocol):
-    async def run(self, question: str, hits: list[Hit], cited_chunk_ids: set[str],
-                  proposed: tuple[str, ...] = ()) -> tuple[str, ...]: ...
-
-
-@dataclass
-class PipelineStages:
-    """The stages the pipeline calls; each is the LLM implementation or its offline sibling."""
-
-    understander: Understander
-    grader: Grader
-    rewriter: Rewriter
-    generator: Generator
-    verifier: Verifier
-    followups: FollowupSuggester
-    structural: StructuralAnswerer
-    cache: SemanticAnswerCache | None = None  # answers to history-less search questions
-    smalltalk: SmallTalkResponder = field(default_factory=SmallTalkResponder)
-    llm: LlmProvider | None = None  # the provider the LLM stages share (its breaker state goes in the answer)
-    legal: LegalBasis | None = None  # "관련 법령" / "관련 사내 규정" after the answer (collections with roles)
-    amendments: AmendmentNotes | None = None  # "※ 취업규칙 제20조: 2026-03-01 개정" under an answer quoting it
 
 
 @dataclass

@@ -7,6 +7,8 @@ import re
 import unicodedata
 
 from rag import messages
+from rag.lang.detect import detect_language
+from rag.lang.framing import framing_for
 from rag.lang.reference import RULE_CODE, RULE_CODE_SUFFIX
 from rag.lang.script import NAME_MARKS
 
@@ -76,10 +78,11 @@ def question_problem(text: str, *, max_chars: int) -> str:
     """
     if not text.strip():
         return messages.EMPTY_QUESTION
+    said = framing_for(detect_language(text))  # in the asker's language (rag/lang)
     if len(text) > max_chars:
-        return messages.TOO_LONG_QUESTION.format(length=len(text), limit=max_chars)
+        return said.TOO_LONG_QUESTION.format(length=len(text), limit=max_chars)
     if not has_hangul_or_alnum(text):
-        return messages.NO_TEXT_QUESTION
+        return said.NO_TEXT_QUESTION
     return ""
 
 

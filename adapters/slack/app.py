@@ -54,6 +54,7 @@ from adapters.slack.streaming import AnswerStreamerFactory, StreamMode
 from adapters.text import sanitize_untrusted
 from rag import messages
 from rag.errors import ConfigError
+from rag.lang import detect_language, framing_for
 
 logger = logging.getLogger(__name__)
 
@@ -326,7 +327,8 @@ class SlackAdapter:
         if problem:
             await ack(text=sanitize_untrusted(problem), response_type="ephemeral")
             return
-        await ack(text=sanitize_untrusted(messages.STATUS_SEARCHING), response_type="ephemeral")
+        said = framing_for(detect_language(str(command.get("text") or "")))
+        await ack(text=sanitize_untrusted(said.STATUS_SEARCHING), response_type="ephemeral")
         self._spawn(self._commands.answer(command, respond))
 
     async def _on_followup(

@@ -19,6 +19,7 @@ from adapters.slack.payloads import (
     followup_action_id,
 )
 from adapters.text import escape_markup, sanitize_untrusted
+from rag.lang import Framing
 from rag.models import Citation
 
 Block = dict[str, Any]
@@ -35,6 +36,7 @@ _CONTEXT_ELEMENTS = 10
 _CONTEXT_TEXT_CHARS = 2000
 MARKDOWN_BLOCK_CHARS = 12000
 _SAFE_URL = re.compile(r"^https?://[^\s|<>]+$")
+_KOREAN = labels.labels_for("ko")
 
 
 class AnswerBlocksRequest(BaseModel):
@@ -48,16 +50,18 @@ class AnswerBlocksRequest(BaseModel):
     followups: tuple[str, ...] = ()  # untrusted
     feedback_value: str = ""  # value of the 👍/👎 buttons; empty: no feedback buttons
     share_value: str = ""  # value of the share button; empty: no share button
+    language: str = "ko"  # the question's language (rag/lang): the captions and buttons are in it
 
 
 def build_answer_blocks(request: AnswerBlocksRequest) -> list[Block]:
     """The blocks of a final answer: question, text, sources, follow-ups, feedback and share buttons."""
+    said = labels.labels_for(request.language)
     blocks: list[Block | None] = [
         _build_question_block(request.question),
         _build_answer_block(request.answer_text),
-        _build_sources_block(request.citations),
+        _build_sources_block(request.citations, said),
         _build_followups_block(request.followups),
-        _build_feedback_block(request.feedback_value, request.share_value),
+        _build_feedback_block(request.feedback_value, request.share_value, said),
     ]
     return [block for block in blocks if block is not None]
 
@@ -75,15 +79,15 @@ def _build_answer_block(answer_text: str) -> Block | None:
     return {"type": "markdown", "text": answer_text[:MARKDOWN_BLOCK_CHARS]}
 
 
-def _build_sources_block(citations: tuple[Citation, ...]) -> Block | None:
+def _build_sources_block(citations: tuple[Citation, ...], said: Framing = _KOREAN) -> Block | None:
     if not citations:
         return None
-    elements = [_mrkdwn(f"*{labels.SOURCES_CAPTION}*")]
+    elements = [_mrkdwn(f"*{said.SOURCES_CAPTION}*")]
     room = _CONTEXT_ELEMENTS - 1
     shown = citations if len(citations) <= room else citations[: room - 1]
     elements += [_mrkdwn(_citation_text(c)) for c in shown]
     if len(shown) < len(citations):
-        elements.append(_mrkdwn(labels.MORE_SOURCES.format(count=len(citations) - len(shown))))
+        elements.append(_mrkdwn(said.MORE_SOURCES.format(count=len(citations) - len(shown))))
     return {"type": "context", "block_id": SOURCES_BLOCK_ID, "elements": elements}
 
 
@@ -109,13 +113,13 @@ def _build_followups_block(followups: tuple[str, ...]) -> Block | None:
     return {"type": "actions", "block_id": FOLLOWUPS_BLOCK_ID, "elements": buttons}
 
 
-def _build_feedback_block(feedback_value: str, share_value: str) -> Block | None:
+def _build_feedback_block(feedback_value: str, share_value: str, said: Framing = _KOREAN) -> Block | None:
     buttons: list[Block] = []
     if feedback_value:
-        buttons.append(_button(FEEDBACK_UP_ACTION, labels.FEEDBACK_UP, feedback_value))
-        buttons.append(_button(FEEDBACK_DOWN_ACTION, labels.FEEDBACK_DOWN, feedback_value))
+        buttons.append(_button(FEEDBACK_UP_ACTION, said.FEEDBACK_UP, feedback_value))
+        buttons.append(_button(FEEDBACK_DOWN_ACTION, said.FEEDBACK_DOWN, feedback_value))
     if share_value:
-        buttons.append(_button(SHARE_ACTION, labels.SHARE_IN_CHANNEL, share_value, style="primary"))
+        buttons.append(_button(SHARE_ACTION, said.SHARE_IN_CHANNEL, share_value, style="primary"))
     if not buttons:
         return None
     return {"type": "actions", "block_id": FEEDBACK_BLOCK_ID, "elements": buttons}

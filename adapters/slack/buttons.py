@@ -12,6 +12,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Feedback, TurnService
+from adapters.conversation import ConversationKey
 from adapters.slack.blocks import AnswerBlocksRequest, build_answer_blocks
 from adapters.slack.errors import slack_error_code
 from adapters.slack.history import question_metadata
@@ -22,7 +23,7 @@ from adapters.slack.responder import Respond, ThreadResponder
 from adapters.slack.sanitize import read_user_text
 from adapters.slack.streaming import AnswerStreamerFactory, StreamTarget
 from adapters.text import escape_markup, sanitize_untrusted
-from rag import messages
+from rag.lang import detect_language, framing_for
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,8 @@ class ButtonHandlers:
         feedback = Feedback(
             platform="slack",
             conversation_key=(
-                record.conversation_key if record else f"slack:{click.team}:{click.channel}:{click.thread_ts}"
+                record.conversation_key if record
+                else ConversationKey.slack(click.team, click.channel, click.thread_ts).text
             ),
             user=click.user,
             rating=rating,
@@ -79,7 +81,7 @@ class ButtonHandlers:
             turn_id=record.turn_id if record else "",
         )
         await self._service.record_feedback(feedback)
-        thanks = sanitize_untrusted(messages.FEEDBACK_THANKS)
+        thanks = sanitize_untrusted(framing_for(detect_language(feedback.question)).FEEDBACK_THANKS)
         if click.message and click.channel:
             await self._client.chat_postEphemeral(
                 channel=click.channel, user=click.user, text=thanks, thread_ts=click.thread_ts
@@ -101,7 +103,9 @@ class ButtonHandlers:
         except SlackApiError as error:
             logger.info("slack share failed: %s", slack_error_code(error))
             await respond(
-                text=sanitize_untrusted(messages.SHARE_FAILED), response_type="ephemeral", replace_original=False
+                text=sanitize_untrusted(framing_for(detect_language(question)).SHARE_FAILED),
+                response_type="ephemeral",
+                replace_original=False,
             )
             return
         await respond(delete_original=True)

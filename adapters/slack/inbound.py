@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from adapters.conversation import ConversationKey
+
 # Message subtypes that are a person writing; edits, deletions, joins and bots are not questions.
 QUESTION_SUBTYPES = {None, "thread_broadcast", "file_share"}
 
@@ -34,7 +36,7 @@ class SlackQuestion(BaseModel):
 
     @property
     def conversation_key(self) -> str:
-        return f"slack:{self.team}:{self.channel}:{self.thread_ts}"
+        return ConversationKey.slack(self.team, self.channel, self.thread_ts).text
 
     @property
     def is_thread_reply(self) -> bool:

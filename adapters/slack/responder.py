@@ -14,6 +14,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import ScopeRequest, TurnService
+from adapters.conversation import ConversationKey
 from adapters.slack.blocks import AnswerBlocksRequest, build_answer_blocks
 from adapters.slack.history import ThreadHistoryLoader
 from adapters.slack.inbound import BotIdentity, SlackQuestion
@@ -28,7 +29,8 @@ from adapters.slack.streaming import (
     choose_split,
 )
 from adapters.text import StreamSanitizer, sanitize_untrusted
-from rag import messages
+from rag.answer_fold import AnswerFold
+from rag.lang import detect_language, framing_for
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation, Message, Turn
 from rag.text import question_problem
 
@@ -40,46 +42,51 @@ _MAX_COMMAND_PARTS = 4
 
 
 class AnswerCollector:
-    """Reads one turn's AnswerEvents, sanitising streamed text as it comes."""
+    """Reads one turn's AnswerEvents (folded by `AnswerFold`), sanitising streamed text as it comes."""
 
-    def __init__(self, on_status: Callable[[str], Awaitable[None]], on_text: Callable[[str], Awaitable[None]]):
+    def __init__(self, on_status: Callable[[str], Awaitable[None]], on_text: Callable[[str], Awaitable[None]],
+                 *, language: str = "ko"):
         self._on_status = on_status
+        self._said = framing_for(language)  # the fallback error in the asker's language
         self._on_text = on_text
         self._sanitizer = StreamSanitizer()
+        self._fold = AnswerFold()
         self.streamed = ""
-        self.citations: tuple[Citation, ...] = ()
-        self.followups: tuple[str, ...] = ()
-        self.answer: Answer | None = None
         self.error = ""
+
+    @property
+    def answer(self) -> Answer | None:
+        return self._fold.answer
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        return self._fold.citations
+
+    @property
+    def followups(self) -> tuple[str, ...]:
+        return self._fold.followups
 
     async def read(self, events: Any) -> None:
         async for event in events:
             await self._take(event)
 
     async def _take(self, event: AnswerEvent) -> None:
+        self._fold.take(event)
         if event.kind is AnswerEventKind.STATUS:
             await self._on_status(event.text)
         elif event.kind is AnswerEventKind.DELTA:
             safe = self._sanitizer.feed(event.text)
             self.streamed += safe
             await self._on_text(safe)
-        elif event.kind is AnswerEventKind.SOURCES:
-            self.citations = event.citations
-        elif event.kind is AnswerEventKind.FOLLOWUPS:
-            self.followups = event.followups
-        elif event.kind is AnswerEventKind.DONE and event.answer is not None:
-            self.answer = event.answer
-            self.citations = event.answer.citations or self.citations
-            self.followups = event.answer.followups or self.followups
         elif event.kind is AnswerEventKind.ERROR:
-            self.error = event.text or messages.INTERNAL_ERROR
+            self.error = event.text or self._said.INTERNAL_ERROR
 
     def final_text(self) -> str:
         """The sanitised text the user should end up reading: the answer, or what came plus the error."""
         if self.answer is not None:
             return sanitize_untrusted(self.answer.text)
         shown = self.streamed + self._sanitizer.flush()
-        problem = sanitize_untrusted(self.error or messages.INTERNAL_ERROR)
+        problem = sanitize_untrusted(self.error or self._said.INTERNAL_ERROR)
         return f"{shown}\n\n{problem}" if shown.strip() else problem
 
 
@@ -119,8 +126,10 @@ class ThreadResponder:
             )
             return
         streamer = self._streamers.create(target)
+        language = detect_language(text)  # the reply's framing and buttons follow the question (rag/lang)
+        said = framing_for(language)
         try:
-            await streamer.status(messages.STATUS_UNDERSTANDING)
+            await streamer.status(said.STATUS_UNDERSTANDING)
             turn = Turn(
                 turn_id=f"slack:{question.channel}:{question.ts}",
                 text=text,
@@ -136,11 +145,11 @@ class ThreadResponder:
                     )
                 ),
             )
-            collector = AnswerCollector(streamer.status, streamer.write)
+            collector = AnswerCollector(streamer.status, streamer.write, language=language)
             await collector.read(self._service.answer(turn))
         except Exception:
             logger.exception("slack answer failed in %s/%s", question.channel, question.thread_ts)
-            await self._finish_quietly(streamer, sanitize_untrusted(messages.INTERNAL_ERROR))
+            await self._finish_quietly(streamer, sanitize_untrusted(said.INTERNAL_ERROR))
             return
         try:
             await streamer.finish(collector.final_text(), self._final_blocks(collector, turn))
@@ -168,7 +177,10 @@ class ThreadResponder:
         feedback = FeedbackPayload.build(record.answer_id, record.question, record.citations)
         return build_answer_blocks(
             AnswerBlocksRequest(
-                citations=record.citations, followups=record.followups, feedback_value=feedback.to_value()
+                citations=record.citations,
+                followups=record.followups,
+                feedback_value=feedback.to_value(),
+                language=detect_language(turn.text),
             )
         )
 
@@ -205,8 +217,9 @@ class CommandResponder:
         """Answer the command; `respond` posts to its response_url (ephemeral unless shared)."""
         text = read_user_text(str(command.get("text") or ""))
         team, channel = str(command.get("team_id") or ""), str(command.get("channel_id") or "")
-        key = f"slack:{team}:{channel}:command:{command.get('trigger_id') or RecentAnswers.new_id()}"
-        collector = AnswerCollector(_ignore, _ignore)
+        key = ConversationKey.slack_command(team, channel, command.get("trigger_id") or RecentAnswers.new_id()).text
+        language = detect_language(text)
+        collector = AnswerCollector(_ignore, _ignore, language=language)
         try:
             turn = Turn(
                 turn_id=f"slack:command:{command.get('trigger_id', '')}",
@@ -225,7 +238,7 @@ class CommandResponder:
             await collector.read(self._service.answer(turn))
         except Exception:
             logger.exception("slack command answer failed in %s", channel)
-            await respond(text=sanitize_untrusted(messages.INTERNAL_ERROR), response_type="ephemeral")
+            await respond(text=sanitize_untrusted(framing_for(language).INTERNAL_ERROR), response_type="ephemeral")
             return
         final = collector.final_text()
         blocks: list[dict[str, Any]] = []
@@ -237,6 +250,7 @@ class CommandResponder:
                     citations=record.citations,
                     feedback_value=feedback.to_value(),
                     share_value=SharePayload.build(record.answer_id, text).to_value(),
+                    language=language,
                 )
             )
         parts = split_parts(final, self._part_chars)[:_MAX_COMMAND_PARTS]

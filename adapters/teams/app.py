@@ -31,6 +31,7 @@ from adapters.base import Feedback, ScopeRequest, TurnService
 from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.teams import cards
 from adapters.teams.auth import TeamsAuth
+from adapters.teams.delivery import Clock, SystemClock
 from adapters.teams.inbound import (
     TeamsQuestion,
     activity_problem,
@@ -39,14 +40,9 @@ from adapters.teams.inbound import (
     read_question,
 )
 from adapters.teams.sender import TurnContextSender
-from adapters.teams.streaming import (
-    Clock,
-    PersonalChatStreamer,
-    RenderOutcome,
-    SystemClock,
-    ThreadReplyRenderer,
-)
+from adapters.teams.streaming import PersonalChatStreamer, RenderOutcome, ThreadReplyRenderer
 from rag import messages
+from rag.lang import detect_language
 from rag.models import Citation, Route, Turn
 
 logger = logging.getLogger(__name__)
@@ -192,6 +188,7 @@ class TeamsAgent:
         sender = TurnContextSender(context)
         try:
             turn = await self._turn_for(question)
+            language = detect_language(turn.text)  # the card's labels follow the question (rag/lang)
             renderer: PersonalChatStreamer | ThreadReplyRenderer
             if question.is_personal and self._options.stream_in_personal_chat:
                 renderer = PersonalChatStreamer(
@@ -200,6 +197,7 @@ class TeamsAgent:
                     min_interval_s=self._options.stream_min_interval_s,
                     stream_budget_s=self._options.stream_budget_s,
                     max_text_chars=self._options.max_text_chars,
+                    language=language,
                 )
             else:
                 renderer = ThreadReplyRenderer(
@@ -208,6 +206,7 @@ class TeamsAgent:
                     edit_placeholder=self._options.edit_placeholder_in_threads,
                     update_interval_s=self._options.thread_update_interval_s,
                     max_text_chars=self._options.max_text_chars,
+                    language=language,
                 )
             outcome = await renderer.render(self._service.answer(turn))
         except Exception:

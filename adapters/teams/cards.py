@@ -103,7 +103,7 @@ def stream_info(
     return entity
 
 
-def followup_card(followups: Sequence[str]) -> dict[str, Any]:
+def followup_card(followups: Sequence[str], *, language: str = "ko") -> dict[str, Any]:
     """An Adaptive Card (1.5) with one `Action.Submit` button per follow-up question.
 
     The buttons use Teams' `messageBack`, so the question shows in the chat as the user's message and
@@ -127,28 +127,29 @@ def followup_card(followups: Sequence[str]) -> dict[str, Any]:
         }
         for question in followups
     ]
+    heading = labels.labels_for(language).FOLLOWUP_HEADING
     return {
         "type": "AdaptiveCard",
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
         "version": ADAPTIVE_CARD_VERSION,
-        "body": [{"type": "TextBlock", "text": labels.FOLLOWUP_HEADING, "weight": "Bolder", "wrap": True}],
+        "body": [{"type": "TextBlock", "text": heading, "weight": "Bolder", "wrap": True}],
         "actions": actions,
     }
 
 
-def followup_attachment(followups: Sequence[str]) -> dict[str, Any]:
+def followup_attachment(followups: Sequence[str], *, language: str = "ko") -> dict[str, Any]:
     """The follow-up card as a message attachment."""
-    return {"contentType": ADAPTIVE_CARD_CONTENT_TYPE, "content": followup_card(followups)}
+    return {"contentType": ADAPTIVE_CARD_CONTENT_TYPE, "content": followup_card(followups, language=language)}
 
 
-def with_uncited_markers(text: str, citations: Sequence[Citation]) -> str:
+def with_uncited_markers(text: str, citations: Sequence[Citation], *, language: str = "ko") -> str:
     """The answer text plus a sources line for citations it never marks (Teams shows only marked ones)."""
     cited = cited_positions(text)
     missing = [c.index for c in citations if c.index not in cited]
     if not missing:
         return text
     markers = " ".join(f"[{index}]" for index in missing)
-    return f"{text.rstrip()}\n\n{labels.SOURCES_PREFIX} {markers}"
+    return f"{text.rstrip()}\n\n{labels.labels_for(language).SOURCES_PREFIX} {markers}"
 
 
 def answer_message(
@@ -158,21 +159,23 @@ def answer_message(
     followups: Sequence[str] = (),
     stream_id: str | None = None,
     feedback: bool = True,
+    language: str = "ko",
 ) -> dict[str, Any]:
-    """The final answer: text, AI label with citations, feedback buttons and the follow-up card."""
+    """The final answer: text, AI label with citations, feedback buttons and the follow-up card (its labels in
+    the question's `language`)."""
     selected = select_citations(citations, text)
     entities = [stream_info("final", stream_id=stream_id)] if stream_id else []
     entities.append(ai_message_entity(selected))
     message: dict[str, Any] = {
         "type": "message",
-        "text": with_uncited_markers(sanitize_untrusted(text), selected),
+        "text": with_uncited_markers(sanitize_untrusted(text), selected, language=language),
         "textFormat": "markdown",
         "entities": entities,
     }
     if feedback:
         message["channelData"] = {"feedbackLoop": {"type": "default"}}
     if followups:
-        message["attachments"] = [followup_attachment(followups)]
+        message["attachments"] = [followup_attachment(followups, language=language)]
     return message
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from microsoft_agents.activity import Activity
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from adapters.conversation import ConversationKey
 from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.teams import labels
 from adapters.teams.cards import FOLLOWUP_ACTION
@@ -26,11 +27,6 @@ _BLOCK_TAG = re.compile(r"</?(?:p|div|br|li|ul|ol|tr|h[1-6]|blockquote)\b[^<>]*>
 _INLINE_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 _LOOKUP_COMMAND = re.compile(rf"^{labels.LOOKUP_COMMAND}\s+(\S.*)$", re.DOTALL)
 _LINE_BREAKS = re.compile(r"(?<![ \t])[ \t]*\n\s*")  # from a blank run's start only: linear
-
-
-def conversation_key(tenant: str, conversation_id: str) -> str:
-    """The store key of a Teams conversation; a channel thread's id carries `;messageid=`."""
-    return f"teams:{tenant}:{conversation_id}"
 
 
 class TeamsQuestion(BaseModel):
@@ -50,7 +46,7 @@ class TeamsQuestion(BaseModel):
 
     @property
     def conversation_key(self) -> str:
-        return conversation_key(self.tenant, self.conversation_id)
+        return ConversationKey.teams(self.tenant, self.conversation_id).text
 
     @property
     def is_personal(self) -> bool:
@@ -162,7 +158,7 @@ def read_feedback(activity: Activity) -> FeedbackSubmission | None:
         rating="up" if reaction == "like" else "down",
         comment=_feedback_text(action.get("feedback")),
         message_id=activity.reply_to_id or "",
-        conversation_key=conversation_key(tenant_of(activity), activity.conversation.id),
+        conversation_key=ConversationKey.teams(tenant_of(activity), activity.conversation.id).text,
         user=user_of(activity),
     )
 
@@ -229,7 +225,6 @@ __all__ = [
     "FeedbackSubmission",
     "TeamsQuestion",
     "activity_problem",
-    "conversation_key",
     "conversation_kind",
     "read_feedback",
     "read_question",

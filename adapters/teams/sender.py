@@ -6,7 +6,7 @@ import aiohttp
 from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import TurnContext
 
-from adapters.teams.streaming import ConnectorCallFailed, Payload
+from adapters.teams.delivery import ConnectorCallFailed, Payload
 
 
 class TurnContextSender:

@@ -16,75 +16,27 @@ stream ran out of time).
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import random
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Literal, Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from adapters.teams import cards, labels
-from rag import messages
+from adapters.teams.delivery import (
+    CONNECTOR_RETRY,
+    ActivitySender,
+    Clock,
+    ConnectorCallFailed,
+    Deliverer,
+    Payload,
+)
+from rag.answer_fold import AnswerFold
+from rag.lang import framing_for
 from rag.llm import RetryPolicy
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation
 
 logger = logging.getLogger(__name__)
-
-Payload = dict[str, Any]
-
-
-class Clock(Protocol):
-    """Monotonic time and sleeping; injected so tests control throttling and backoff."""
-
-    def monotonic(self) -> float: ...
-
-    async def sleep(self, seconds: float) -> None: ...
-
-
-class SystemClock:
-    """The real clock."""
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-class ConnectorCallFailed(Exception):
-    """The Bot Connector refused a send or an update (its HTTP status, Retry-After and body text)."""
-
-    def __init__(self, status: int, *, retry_after_s: float | None = None, detail: str = "") -> None:
-        super().__init__(f"Bot Connector answered {status}")
-        self.status = status
-        self.retry_after_s = retry_after_s
-        self.detail = detail
-
-    @property
-    def stream_expired(self) -> bool:
-        """A 403 because the stream passed Teams' two-minute limit (not because the user stopped it)."""
-        return self.status == 403 and "streaming time" in self.detail.lower()
-
-
-class ActivitySender(Protocol):
-    """Where rendered activities go: the conversation of the turn being answered."""
-
-    async def send(self, activity: Payload) -> str:
-        """Post an activity; returns its id (for the first stream update: the stream id)."""
-        ...
-
-    async def update(self, activity_id: str, activity: Payload) -> None:
-        """Replace a message the bot sent earlier."""
-        ...
-
-
-# Connector answers worth another try: throttled (429), a stale stream sequence (412), a gateway hiccup.
-RETRY_STATUSES = frozenset({412, 429, 502, 503, 504})
-# The one retry policy of the tree (rag.llm.RetryPolicy), with the connector's patience: four attempts, a
-# throttling Retry-After honoured up to 16 s.
-CONNECTOR_RETRY = RetryPolicy(max_attempts=4, base_delay_s=1.0, max_delay_s=16.0, max_retry_after_s=16.0)
 
 
 class RenderOutcome(BaseModel):
@@ -97,72 +49,10 @@ class RenderOutcome(BaseModel):
     delivered: bool = False
 
 
-class _Deliverer:
-    """Connector calls with the retry policy and the 413 fallback (shorten and try again)."""
-
-    _MIN_SHORTENED_CHARS = 500
-
-    def __init__(self, sender: ActivitySender, clock: Clock, policy: RetryPolicy) -> None:
-        self._sender = sender
-        self._clock = clock
-        self._policy = policy
-
-    async def send(self, payload: Payload, *, retry: bool = True) -> str:
-        return await self._call(lambda: self._sender.send(payload), retry=retry)
-
-    async def update(self, activity_id: str, payload: Payload, *, retry: bool = True) -> str:
-        async def call() -> str:
-            await self._sender.update(activity_id, payload)
-            return activity_id
-
-        return await self._call(call, retry=retry)
-
-    async def deliver_text(self, build: Callable[[str], Payload], text: str, *, replace: str | None) -> str:
-        """Post `build(text)` (or update message `replace` with it); a 413 halves the text and retries."""
-        while True:
-            payload = build(text)
-            try:
-                if replace:
-                    return await self.update(replace, payload)
-                return await self.send(payload)
-            except ConnectorCallFailed as error:
-                if error.status != 413 or len(text) <= self._MIN_SHORTENED_CHARS:
-                    raise
-                logger.warning("Teams refused a %d-character message as too large; shortening it", len(text))
-                text = cards.shorten(text, max(len(text) // 2, self._MIN_SHORTENED_CHARS))
-
-    async def _call(self, call: Callable[[], Awaitable[str]], *, retry: bool) -> str:
-        attempts = self._policy.max_attempts if retry else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                return await call()
-            except ConnectorCallFailed as error:
-                if error.status not in RETRY_STATUSES or attempt >= attempts:
-                    raise
-                retry_after = error.retry_after_s if error.retry_after_s is not None and error.retry_after_s >= 0 \
-                    else None
-                delay = self._policy.delay_s(attempt, retry_after, random.random())
-                logger.info("Bot Connector answered %d; retrying in %.1f s", error.status, delay)
-                await self._clock.sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")
-
-
-class _Collected:
-    """What the events said so far; `done` carries the authoritative answer."""
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.status = ""
-        self.citations: tuple[Citation, ...] = ()
-        self.followups: tuple[str, ...] = ()
-
-    def final_parts(self, answer: Answer, max_chars: int) -> tuple[list[str], tuple[Citation, ...], tuple[str, ...]]:
-        text = answer.text or self.text
-        return (
-            cards.split_text(text, max_chars),
-            answer.citations or self.citations,
-            answer.followups or self.followups,
-        )
+def _final_parts(answer: Answer, seen: AnswerFold,
+                 max_chars: int) -> tuple[list[str], tuple[Citation, ...], tuple[str, ...]]:
+    """The final message's parts (the answer's text, else what streamed), citations and follow-ups as folded."""
+    return cards.split_text(answer.text or seen.text, max_chars), seen.citations, seen.followups
 
 
 def _plain_ai_part(text: str, stream_id: str | None) -> Payload:
@@ -178,32 +68,29 @@ async def _close(events: AsyncIterator[AnswerEvent]) -> None:
 class _EventRenderer:
     """Walks the AnswerEvents; subclasses decide how progress, the answer and failures look."""
 
+    _language = "ko"  # the question's language (rag/lang): the fallback error and the card's labels follow it
+
     async def render(self, events: AsyncIterator[AnswerEvent]) -> RenderOutcome:
         """Deliver the answer the events describe; every path ends with a message to the user.
 
         After the final message the remaining events are still drained (not closed), because the
         service saves the conversation history after its last event.
         """
-        seen = _Collected()
+        seen = AnswerFold()
         outcome: RenderOutcome | None = None
         try:
             async for event in events:
                 if outcome is not None:
                     continue
+                seen.take(event)
                 if event.kind == AnswerEventKind.STATUS:
-                    seen.status = event.text
                     await self._on_status(event.text, seen)
                 elif event.kind == AnswerEventKind.DELTA:
-                    seen.text += event.text
                     await self._on_delta(seen)
-                elif event.kind == AnswerEventKind.SOURCES:
-                    seen.citations = event.citations
-                elif event.kind == AnswerEventKind.FOLLOWUPS:
-                    seen.followups = event.followups
                 elif event.kind == AnswerEventKind.DONE and event.answer is not None:
                     outcome = await self._finish(event.answer, seen)
                 elif event.kind == AnswerEventKind.ERROR:
-                    outcome = await self._fail(event.text or messages.INTERNAL_ERROR)
+                    outcome = await self._fail(event.text or framing_for(self._language).INTERNAL_ERROR)
                 if self._stopped_by_user:
                     logger.info("Teams stream stopped by the user")
                     return RenderOutcome()
@@ -214,20 +101,20 @@ class _EventRenderer:
         finally:
             await _close(events)
         if outcome is None:
-            outcome = await self._fail(messages.INTERNAL_ERROR)
+            outcome = await self._fail(framing_for(self._language).INTERNAL_ERROR)
         return outcome
 
     @property
     def _stopped_by_user(self) -> bool:
         return False
 
-    async def _on_status(self, text: str, seen: _Collected) -> None:
+    async def _on_status(self, text: str, seen: AnswerFold) -> None:
         raise NotImplementedError
 
-    async def _on_delta(self, seen: _Collected) -> None:
+    async def _on_delta(self, seen: AnswerFold) -> None:
         raise NotImplementedError
 
-    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
+    async def _finish(self, answer: Answer, seen: AnswerFold) -> RenderOutcome:
         raise NotImplementedError
 
     async def _fail(self, text: str) -> RenderOutcome:
@@ -250,12 +137,13 @@ class PersonalChatStreamer(_EventRenderer):
         stream_budget_s: float = 100.0,
         max_text_chars: int = 20_000,
         retry: RetryPolicy | None = None,
+        language: str = "ko",
     ) -> None:
         if min_interval_s < 1.0:
             raise ValueError("min_interval_s must be at least 1.0: Teams throttles faster streams with 403")
         if not 0 < stream_budget_s < 120:
             raise ValueError("stream_budget_s must leave room for the final message within Teams' 120 s")
-        self._deliver = _Deliverer(sender, clock, retry or CONNECTOR_RETRY)
+        self._deliver = Deliverer(sender, clock, retry or CONNECTOR_RETRY)
         self._clock = clock
         self._min_interval_s = min_interval_s
         self._budget_s = stream_budget_s
@@ -268,12 +156,13 @@ class PersonalChatStreamer(_EventRenderer):
         self._updates_enabled = True
         self._stream_ended = False  # finalised early (budget) or killed by Teams (timeout)
         self._cancelled = False  # the user pressed Stop
+        self._language = language
 
-    async def _on_status(self, text: str, seen: _Collected) -> None:
+    async def _on_status(self, text: str, seen: AnswerFold) -> None:
         if not seen.text:
             await self._update("informative", text)
 
-    async def _on_delta(self, seen: _Collected) -> None:
+    async def _on_delta(self, seen: AnswerFold) -> None:
         await self._update("streaming", seen.text)
 
     @property
@@ -335,15 +224,16 @@ class PersonalChatStreamer(_EventRenderer):
     def _open_stream(self) -> str | None:
         return None if self._stream_ended or self._cancelled else self._stream_id
 
-    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
-        parts, citations, followups = seen.final_parts(answer, self._max_text_chars)
+    async def _finish(self, answer: Answer, seen: AnswerFold) -> RenderOutcome:
+        parts, citations, followups = _final_parts(answer, seen, self._max_text_chars)
         stream_id = self._open_stream()
         for part in parts[:-1]:
             await self._send_final(_plain_ai_part, part, stream_id)
             stream_id = None
 
         def last(text: str, sid: str | None) -> Payload:
-            return cards.answer_message(text, citations=citations, followups=followups, stream_id=sid)
+            return cards.answer_message(text, citations=citations, followups=followups, stream_id=sid,
+                                        language=self._language)
 
         message_id = await self._send_final(last, parts[-1], stream_id)
         if message_id is None:
@@ -390,10 +280,11 @@ class ThreadReplyRenderer(_EventRenderer):
         update_interval_s: float = 2.0,
         max_text_chars: int = 20_000,
         retry: RetryPolicy | None = None,
+        language: str = "ko",
     ) -> None:
         if update_interval_s < 1.0:
             raise ValueError("update_interval_s must be at least 1.0: Teams rate-limits edits per thread")
-        self._deliver = _Deliverer(sender, clock, retry or CONNECTOR_RETRY)
+        self._deliver = Deliverer(sender, clock, retry or CONNECTOR_RETRY)
         self._clock = clock
         self._edit_placeholder = edit_placeholder
         self._interval_s = update_interval_s
@@ -401,12 +292,13 @@ class ThreadReplyRenderer(_EventRenderer):
         self._placeholder_id: str | None = None
         self._last_edit_at: float | None = None
         self._edits_enabled = True
+        self._language = language
 
-    async def _on_status(self, text: str, seen: _Collected) -> None:
+    async def _on_status(self, text: str, seen: AnswerFold) -> None:
         if not seen.text:
             await self._progress(text)
 
-    async def _on_delta(self, seen: _Collected) -> None:
+    async def _on_delta(self, seen: AnswerFold) -> None:
         await self._progress(seen.text + " " + labels.TRUNCATION_MARK)
 
     async def _progress(self, text: str) -> None:
@@ -432,15 +324,15 @@ class ThreadReplyRenderer(_EventRenderer):
             return
         self._last_edit_at = now
 
-    async def _finish(self, answer: Answer, seen: _Collected) -> RenderOutcome:
-        parts, citations, followups = seen.final_parts(answer, self._max_text_chars)
+    async def _finish(self, answer: Answer, seen: AnswerFold) -> RenderOutcome:
+        parts, citations, followups = _final_parts(answer, seen, self._max_text_chars)
         replace = self._placeholder_id
         for part in parts[:-1]:
             await self._post(lambda text: cards.plain_message(text, ai_generated=True), part, replace)
             replace = None
 
         def last(text: str) -> Payload:
-            return cards.answer_message(text, citations=citations, followups=followups)
+            return cards.answer_message(text, citations=citations, followups=followups, language=self._language)
 
         message_id = await self._post(last, parts[-1], replace)
         return RenderOutcome(answer=answer, message_id=message_id, delivered=True)
@@ -461,12 +353,4 @@ class ThreadReplyRenderer(_EventRenderer):
         return await self._deliver.deliver_text(build, text, replace=None)
 
 
-__all__ = [
-    "ActivitySender",
-    "Clock",
-    "ConnectorCallFailed",
-    "PersonalChatStreamer",
-    "RenderOutcome",
-    "SystemClock",
-    "ThreadReplyRenderer",
-]
+__all__ = ["PersonalChatStreamer", "RenderOutcome", "ThreadReplyRenderer"]

@@ -5,7 +5,9 @@ Internal modules: page (the HTML and static files), events (AnswerEvents as Serv
 (request validation), article (the side panel's view of a cited article), records, labels.
 """
 
-from adapters.web.app import _SECURITY_HEADERS as SECURITY_HEADERS  # the operator page (bot/admin.py) shares them
+from adapters.web.app import (
+    _SECURITY_HEADERS as SECURITY_HEADERS,  # the operator page (bot/report/admin.py) shares them
+)
 from adapters.web.app import ArticleLookup, WebPlaygroundAdapter, published_only
 
 __all__ = ["SECURITY_HEADERS", "ArticleLookup", "WebPlaygroundAdapter", "published_only"]

@@ -11,7 +11,8 @@ Routes (all read-only; questions go through `TurnService.answer`, which applies 
     GET  /                              the page (labels from `labels.py`, no build step, no framework)
     POST /api/playground/ask            JSON {question, conversation_id, user_id} → text/event-stream,
                                         one `event: <kind>` frame per AnswerEvent (delta text regrouped where a
-                                        link could span two); `X-Regbot-Turn` names the turn
+                                        link could span two); `X-Regbot-Turn` names the turn and
+                                        `X-Regbot-Language` its language (the answer's labels follow it)
     POST /api/playground/feedback       JSON {conversation_id, user_id, turn_id, rating} → 👍/👎 recorded
     GET  /api/playground/article        ?doc=..&article=.. → the cited article's text (404 when unknown)
     GET  /api/playground/history        ?conversation_id=.. → the tab's stored conversation (after a reload)
@@ -33,6 +34,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
 from adapters.base import Feedback, ScopeRequest, TurnService
+from adapters.conversation import ConversationKey
 from adapters.json_body import JsonBodyError, parse_json_body
 from adapters.text import StreamSanitizer, neutralize_untrusted
 from adapters.web.article import article_view
@@ -43,12 +45,12 @@ from adapters.web.inbound import (
     AskRequest,
     BrowserId,
     FeedbackRequest,
-    conversation_key,
 )
 from adapters.web.page import STATIC_FILES, STATIC_PREFIX, page_config, render_page, static_text
 from adapters.web.records import AnsweredTurn, AnsweredTurns
 from adapters.web.session import PlaygroundBudget, PlaygroundSessions
 from rag import messages
+from rag.lang import detect_language, framing_for
 from rag.models import AnswerEvent, AnswerEventKind, Chunk, Scope, Turn
 
 logger = logging.getLogger(__name__)
@@ -60,6 +62,8 @@ HISTORY_ROUTE = "/api/playground/history"
 UNLOCK_ROUTE = "/api/playground/unlock"
 ACCESS_REQUIRED = "access code required"
 TURN_HEADER = "X-Regbot-Turn"
+# The question's language (rag/lang): the page frames the answer's buttons and captions in it.
+LANGUAGE_HEADER = "X-Regbot-Language"
 
 # The article text for a reference (`취업규칙 제20조`) within a scope; empty when it names no article.
 ArticleLookup = Callable[[str, Scope], Sequence[Chunk]]
@@ -181,7 +185,7 @@ class WebPlaygroundAdapter:
             turn_id=uuid4().hex,
             text=asked.text,
             user=session.user,  # the server's session, never the body's user_id
-            conversation_key=conversation_key(asked.conversation_id),
+            conversation_key=ConversationKey.web(asked.conversation_id).text,
             scope=scope,
         )
         response = web.StreamResponse(
@@ -190,6 +194,7 @@ class WebPlaygroundAdapter:
                 "Cache-Control": "no-cache",
                 "X-Accel-Buffering": "no",  # proxies such as nginx would otherwise hold the stream back
                 TURN_HEADER: turn.turn_id,
+                LANGUAGE_HEADER: detect_language(turn.text),
             }
         )
         self._sessions.attach(response, session)
@@ -242,14 +247,15 @@ class WebPlaygroundAdapter:
             vote = await _read_json(request, FeedbackRequest)
         except _BadRequest as bad:
             return _error(bad.status, bad.reason)
-        key = conversation_key(vote.conversation_id)
+        key = ConversationKey.web(vote.conversation_id).text
         session = self._sessions.of(request)
         answered = self._answered.get(vote.turn_id)
         if answered is None or answered.conversation_key != key or answered.user != session.user:
             # Only the session that asked may rate a turn (its id and conversation are no secret).
             return _error(403, "only the session that asked may rate this answer")
+        thanks = framing_for(detect_language(answered.question)).FEEDBACK_THANKS
         if not await self._service.claim_event(f"web:feedback:{vote.turn_id}:{session.session_id}"):
-            return web.json_response({"recorded": False, "message": messages.FEEDBACK_THANKS})
+            return web.json_response({"recorded": False, "message": thanks})
         await self._service.record_feedback(Feedback(
             platform="web",
             conversation_key=key,
@@ -261,7 +267,7 @@ class WebPlaygroundAdapter:
             comment=vote.comment,
             turn_id=vote.turn_id,
         ))
-        return web.json_response({"recorded": True, "message": messages.FEEDBACK_THANKS})
+        return web.json_response({"recorded": True, "message": thanks})
 
     async def unlock(self, request: web.Request) -> web.Response:
         """Check the shared access code once; the session's cookies then remember it."""
@@ -305,7 +311,7 @@ class WebPlaygroundAdapter:
             wanted = _HistoryRequest.model_validate(dict(request.query))
         except ValidationError:
             return _error(400, "conversation_id must be 8-64 letters, digits, '-' or '_'")
-        stored = await self._service.history(conversation_key(wanted.conversation_id))
+        stored = await self._service.history(ConversationKey.web(wanted.conversation_id).text)
         shown = [m.model_copy(update={"content": neutralize_untrusted(m.content)}) for m in stored]
         return web.json_response({"messages": [m.model_dump(mode="json") for m in shown]})
 
@@ -377,6 +383,7 @@ __all__ = [
     "ASK_ROUTE",
     "FEEDBACK_ROUTE",
     "HISTORY_ROUTE",
+    "LANGUAGE_HEADER",
     "LOOPBACK_HOSTS",
     "TURN_HEADER",
     "ArticleLookup",

@@ -20,11 +20,6 @@ MAX_QUESTION_CHARS = 20_000
 MAX_BODY_BYTES = 128 * 1024
 
 
-def conversation_key(conversation_id: str) -> str:
-    """The store key of a playground conversation (one per browser tab)."""
-    return f"web:{conversation_id}"
-
-
 class AskRequest(BaseModel):
     """`POST /api/playground/ask`: one question in a tab's conversation."""
 
@@ -71,5 +66,4 @@ __all__ = [
     "AskRequest",
     "BrowserId",
     "FeedbackRequest",
-    "conversation_key",
 ]

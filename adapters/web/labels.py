@@ -1,7 +1,11 @@
 """The web playground's own labels (buttons, headings, hints); what a user reads about an answer is in rag/messages.py.
 
 The page gets these as JSON (`page.page_labels`), so the static HTML and script hold no Korean text of their own.
+The labels around an answer come in the question's language too (`ANSWER_LABELS`, by the language the server
+names in the answer's `X-Regbot-Language` header), so an English question gets English buttons under its answer.
 """
+
+from rag.lang import LANGUAGES, label_set
 
 PAGE_TITLE = "regbot 규정 도우미 체험하기"
 HEADING = "regbot 규정 도우미"
@@ -46,3 +50,34 @@ OPEN_SOURCE = "원문 문서 열기"
 CLOSE = "닫기"
 ACCESS_PROMPT = "이 체험판은 접근 코드가 필요해요. 안내받은 코드를 입력해 주세요."
 ACCESS_WRONG = "접근 코드가 맞지 않아요. 다시 확인해 주세요."
+
+_AROUND_AN_ANSWER = ("THINKING", "ANSWER_DONE", "ANSWER_META", "SOURCES_CAPTION", "SOURCE_BUTTON", "FOLLOWUP_CAPTION",
+                     "FEEDBACK_QUESTION", "FEEDBACK_UP", "FEEDBACK_DOWN")
+_answer_labels_for = label_set(
+    {name: globals()[name] for name in _AROUND_AN_ANSWER},
+    {
+        "THINKING": "Preparing the answer…",
+        "ANSWER_DONE": "The answer is complete.",
+        "ANSWER_META": "Answered in {seconds} s · {llm_calls} AI calls",
+        "SOURCES_CAPTION": "Sources",
+        "SOURCE_BUTTON": "Source {index}: open {label}",
+        "FOLLOWUP_CAPTION": "Ask next",
+        "FEEDBACK_QUESTION": "Was this answer helpful?",
+        "FEEDBACK_UP": "👍 Helpful",
+        "FEEDBACK_DOWN": "👎 Not helpful",
+    },
+    {
+        "THINKING": "Đang chuẩn bị câu trả lời…",
+        "ANSWER_DONE": "Câu trả lời đã xong.",
+        "ANSWER_META": "Trả lời trong {seconds} giây · {llm_calls} lần gọi AI",
+        "SOURCES_CAPTION": "Nguồn",
+        "SOURCE_BUTTON": "Nguồn {index}: xem {label}",
+        "FOLLOWUP_CAPTION": "Hỏi tiếp",
+        "FEEDBACK_QUESTION": "Câu trả lời có hữu ích không?",
+        "FEEDBACK_UP": "👍 Hữu ích",
+        "FEEDBACK_DOWN": "👎 Chưa hữu ích",
+    },
+)
+# The labels around an answer in each language the detector names (rag/lang), for the page to pick per answer.
+ANSWER_LABELS = {language: {name: getattr(_answer_labels_for(language), name) for name in _AROUND_AN_ANSWER}
+                 for language in LANGUAGES}

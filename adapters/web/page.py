@@ -26,7 +26,7 @@ def static_text(name: str) -> str:
 
 def page_labels() -> dict[str, Any]:
     """Every label of `labels.py`, by its constant name."""
-    return {name: value for name, value in vars(labels).items() if name.isupper()}
+    return {name: value for name, value in vars(labels).items() if name.isupper() and not name.startswith("_")}
 
 
 def page_config(*, api: dict[str, str], articles: bool) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from bot.state.base import EventClaims, StateUnavailable
 from bot.state.memory import MemoryClaims
 
 if TYPE_CHECKING:
-    from bot.metrics import Metrics
+    from bot.service.metrics import Metrics
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """State in Redis, shared by every replica. Any Redis failure raises `StateUnavailable`.
 
 Keys under one prefix: `history:{conversation}` (list of JSON messages), `claim:`, `lock:` (redis-py's lock),
-`bucket:` (hash) and `cache:`. Votes are turn records (`bot.records`), under the records' retention and purge.
+`bucket:` (hash) and `cache:`. Votes are turn records (`bot.report.records`), under the records' retention and purge.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from bot.state.redis import (
 from rag.cache import CacheBackend, MemoryCacheBackend
 
 if TYPE_CHECKING:
-    from bot.metrics import Metrics
+    from bot.service.metrics import Metrics
 
 
 async def _nothing_to_close() -> None:

@@ -19,16 +19,13 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from rag.lang.reference import DATE, ENFORCED_FROM, PARAGRAPH_LINE
 from rag.models import CIRCLED, Chunk, paragraph_label
 from rag.text import collapse_spaces
-
-if TYPE_CHECKING:
-    from rag.knowledge.store import ChunkStore
 
 log = logging.getLogger(__name__)
 
@@ -412,7 +409,15 @@ class VectorWriter(Protocol):
     def delete(self, ids: Sequence[str]) -> None: ...
 
 
-def promote_due_versions(store: ChunkStore, dense: VectorWriter | None, today: str) -> list[VersionRecord]:
+class HeldVersions(Protocol):
+    """The part of the chunk store a promotion needs (`rag.knowledge.store.ChunkStore`)."""
+
+    def due_versions(self, today: str) -> list[tuple[VersionRecord, list[Chunk], list[list[str]]]]: ...
+
+    def promote(self, version: VersionRecord, chunks: list[Chunk], tokens: list[list[str]]) -> list[str]: ...
+
+
+def promote_due_versions(store: HeldVersions, dense: VectorWriter | None, today: str) -> list[VersionRecord]:
     """Put in force every held version whose effective date has come (the latest per file wins); its chunks are
     embedded and swapped into the live index. Returns the versions promoted."""
     promoted: list[VersionRecord] = []

@@ -12,9 +12,9 @@ Quotes never pass through here: an article is always quoted in its own words.
 """
 
 from rag.lang.detect import FOREIGN, LANGUAGES, Language, detect_language
-from rag.lang.framing import Framing, framing_for
+from rag.lang.framing import Framing, framing_for, label_set
 from rag.lang.glossary import Glossary, GlossaryMatch, load_glossary
 from rag.lang.smalltalk import foreign_smalltalk_kind
 
 __all__ = ["FOREIGN", "LANGUAGES", "Framing", "Glossary", "GlossaryMatch", "Language", "detect_language",
-           "foreign_smalltalk_kind", "framing_for", "load_glossary"]
+           "foreign_smalltalk_kind", "framing_for", "label_set", "load_glossary"]

@@ -3,11 +3,13 @@ Vietnamese, under the same keys and with the same placeholders, plus the few lin
 needs (the lead that says the article is quoted in Korean, the shape of a quote line).
 
 What the framing frames never changes: an article is quoted in Korean, exactly as written, with its citation.
-`framing_for(language)` gives the strings of one language; Korean comes from `rag/messages.py` itself.
+`framing_for(language)` gives the strings of one language; Korean comes from `rag/messages.py` itself. An adapter's
+own labels (its buttons and captions) are built the same way with `label_set`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from rag import messages
@@ -269,3 +271,21 @@ def framing_for(language: str) -> Framing:
     """The framing strings for `language` (ko, en, vi); any other language gets Korean."""
     language = language if language in _BY_LANGUAGE else "ko"
     return Framing(language, _BY_LANGUAGE[language])
+
+
+def label_set(korean: Mapping[str, str], english: Mapping[str, str], vietnamese: Mapping[str, str]) \
+        -> Callable[[str], Framing]:
+    """An adapter's own labels (buttons, captions) as `labels_for(language)`: the three tables must hold the same
+    keys, so a label never falls back to Korean in an English or Vietnamese reply."""
+    tables = {"ko": MappingProxyType(dict(korean)), "en": MappingProxyType(dict(english)),
+              "vi": MappingProxyType(dict(vietnamese))}
+    for language, table in tables.items():
+        if table.keys() != tables["ko"].keys():
+            missing = sorted(tables["ko"].keys() ^ table.keys())
+            raise ValueError(f"labels in {language} differ from the Korean ones: {', '.join(missing)}")
+
+    def labels_for(language: str) -> Framing:
+        language = language if language in tables else "ko"
+        return Framing(language, tables[language])
+
+    return labels_for

@@ -20,10 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag.lang.detect import FOREIGN, Language, detect_language
 
 DEFAULT_GLOSSARY = Path(__file__).resolve().parent.parent / "data" / "glossary.yaml"
+DEFAULT_FUNCTION_WORDS = Path(__file__).resolve().parent.parent / "data" / "function_words.yaml"
 
 _ENGLISH_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _VIETNAMESE_WORD = re.compile(r"\w+")
 _NO_STEM = ("ss", "us", "is", "'s")
+_HANGUL_TERM = re.compile("[\uac00-\ud7a3]+(?:[ㆍ·][\uac00-\ud7a3]+)*")
 
 
 class GlossaryEntry(BaseModel):
@@ -52,6 +54,9 @@ class GlossaryMatch(BaseModel):
     language: Language
     korean_query: str = ""
     topics: tuple[str, ...] = ()  # the matched entries' own-language names, in question order
+    # The share of the question's content words (not function words, not numbers) no glossary phrase took: what
+    # never reached the Korean search. 0 for a Korean question.
+    unread: float = 0.0
 
 
 def _fold(text: str, language: str, *, plain: bool = False) -> list[str]:
@@ -71,15 +76,21 @@ def _strip_marks(text: str) -> str:
 
 def _typed_plain(text: str) -> bool:
     """A Vietnamese question typed without diacritics: it is compared with the glossary's phrases stripped too
-    (as written, "lương" and "lượng" stay apart)."""
-    return _strip_marks(text) == text
+    (as written, "lương" and "lượng" stay apart). Only Latin letters count: a Korean term in the question
+    ("nghi viec (퇴직금)") decomposes too, and is no diacritic."""
+    return "đ" not in text.lower() and not any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))
 
 
 class Glossary:
     """Matches a question's phrases against the glossary, longest phrase first, and builds its Korean query."""
 
-    def __init__(self, entries: Iterable[GlossaryEntry]) -> None:
+    def __init__(self, entries: Iterable[GlossaryEntry], function_words: dict[str, frozenset[str]] | None = None) \
+            -> None:
         self.entries = tuple(entries)
+        # Per language, folded as questions are (both as written and stripped of marks, for Vietnamese).
+        self.function_words = {language: frozenset(w for word in words for plain in (False, True)
+                                                   for w in _fold(word, language, plain=plain))
+                               for language, words in (function_words or {}).items()}
         # Per (language, typed plain): (folded phrase, entry), longest phrase first, so "paid annual leave" wins
         # over "leave".
         self._phrases: dict[tuple[str, bool], list[tuple[tuple[str, ...], GlossaryEntry]]] = {}
@@ -109,12 +120,28 @@ class Glossary:
                     taken[start:start + size] = [True] * size
                     found.append((start, entry))
         found.sort(key=lambda pair: pair[0])
-        korean = list(dict.fromkeys(word for _, entry in found for word in entry.korean))
+        # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
+        # someone told them, which no English or Vietnamese phrase names as precisely.
+        named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
+        korean = list(dict.fromkeys([*named, *(word for _, entry in found for word in entry.korean)]))
         topics = tuple(dict.fromkeys(entry.topic for _, entry in found if entry.names_topic))
-        return GlossaryMatch(language=language, korean_query=" ".join(korean), topics=topics)
+        function_words = self.function_words.get(language, frozenset())
+        content = [took for word, took in zip(words, taken, strict=True)
+                   if word not in function_words and not word.isdigit()]
+        unread = sum(1 for took in content if not took) / len(content) if content else 0.0
+        return GlossaryMatch(language=language, korean_query=" ".join(korean), topics=topics,
+                             unread=round(unread, 4))
 
 
-def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = ()) -> Glossary:
+def load_function_words(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, frozenset[str]]:
+    """The function words of each foreign language (`{en: {words: [...], examples: [...]}, vi: ...}`)."""
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    return {language: frozenset(_strings(data[language]["words"])) for language in FOREIGN if language in data}
+
+
+def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = (),
+                  function_words: Path = DEFAULT_FUNCTION_WORDS) -> Glossary:
     """The package's glossary plus a deployment's files in the same format (each `{en: [...], vi: [...]}`)."""
     entries: list[GlossaryEntry] = []
     for source in (path, *extra):
@@ -133,7 +160,7 @@ def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = ()) 
                 except (KeyError, TypeError, ValueError) as error:
                     raise ValueError(f"{source.name}: {language} entry {number} needs terms, ko and examples "
                                      f"({error})") from None
-    return Glossary(entries)
+    return Glossary(entries, load_function_words(function_words))
 
 
 def _strings(value: object) -> tuple[str, ...]:

@@ -56,6 +56,8 @@ class RetrievalConfig(BaseModel):
                     "retrieval off (faster queries, no Chroma).")
     # eval/foreign-dev.jsonl (40 en, 26 vi, 3 follow-ups) on ko-law, 2026-11-28: Hit@1 / Hit@5 / MRR@10 at 0.2
     # .623 / .928 / .744, at 0.4 .667 / .957 / .782, at 0.7 .681 / .957 / .787, at 1.0 .696 / .942 / .793.
+    # Rechecked on foreign-dev and heldout-foreign-1 pooled (123 answerable, glossary of 2026-11-28): Hit@5 /
+    # MRR@10 at 0.4 .748 / .591, at 0.7 .772 / .610, at 1.0 .772 / .608; 0.7 stays.
     foreign_dense_weight: float = Field(
         0.7, description="Weight of dense search for an English or Vietnamese question, whose lexical side reads "
                          "only the glossary's Korean words while multilingual e5 reads the question itself.")

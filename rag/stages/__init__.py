@@ -1,21 +1,12 @@
-"""The pipeline's stages. Other packages build them through `build_stages` (see `rag.stages.factory`).
+"""The pipeline's stages, one module each.
 
-The names load lazily: `rag.pipeline` imports stage modules, and the factory imports `rag.pipeline`.
+What other packages may import (modules are imported directly; nothing is re-exported here, so importing one part
+does not load every stage):
+
+- `factory`: `build_stages(...)` → `PipelineStages` (each stage the LLM implementation over its offline sibling,
+  or the offline one), `StageTimeouts`.
+- `contracts`: what the stages hand each other (`QueryUnderstanding`, `GradeResult`, `GenerationInput`,
+  `DraftAnswer`, `GenerationEvent`, `VerificationResult` …) and the protocols `AnswerPipeline` calls.
+- the stages themselves, for tests and benchmarks: `understanding`, `grader`, `rewriter`, `generator`,
+  `verifier`, `followups`, `structural`, `smalltalk`, `legal_basis`, `changes`, `answerability`.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from rag.stages.factory import StageTimeouts, build_stages
-
-__all__ = ["StageTimeouts", "build_stages"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from rag.stages import factory
-
-        return getattr(factory, name)
-    raise AttributeError(f"module 'rag.stages' has no attribute {name!r}")

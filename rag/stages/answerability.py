@@ -36,7 +36,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rag.lang import framing_for
+from rag.lang import FOREIGN, detect_language, framing_for
 from rag.models import Chunk, Hit
 from rag.quantities import with_figure_units
 from rag.retrieval.corpus import IndexedCorpus
@@ -96,6 +96,9 @@ class AnswerabilityFit(BaseModel):
     # The lexical blend that decides when similarity is unknown (no dense index, another embedder): the fitted
     # blend would lose its strongest signal and lean on its bias.
     without_similarity: AnswerabilityFit | None = None
+    # The blend for English and Vietnamese questions (the judge's `foreign` feature set), fitted with the foreign
+    # tuning sets in the pool; Korean questions keep the blend above.
+    foreign: AnswerabilityFit | None = None
 
     @classmethod
     def load(cls, path: Path = DEFAULT_FIT) -> AnswerabilityFit:
@@ -192,12 +195,19 @@ class AnswerabilityJudge:
         return "hedged" if score >= hedge_at else "refused"
 
     def blend(self, features: Mapping[str, float | None]) -> AnswerabilityFit:
-        """The fitted blend, or its lexical sibling when similarity is unknown."""
+        """The fitted blend (a foreign question's own, when fitted), or its lexical sibling when similarity is
+        unknown."""
         if features.get("similarity") is None and self.fit.without_similarity is not None:
             return self.fit.without_similarity
+        if features.get("foreign") and self.fit.foreign is not None:
+            return self.fit.foreign
         return self.fit
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
+        # Fitted features of an English or Vietnamese question: the language itself, and the share of its content
+        # words the glossary could not read (an out-of-scope question keeps nearly all of them unread).
+        foreign = detect_language(question) in FOREIGN
+        unread = self.unread(question) if foreign else 0.0
         question = self.korean_core(question)
         core, story = self.core(question)
         concepts = self.concepts(core)
@@ -241,7 +251,8 @@ class AnswerabilityJudge:
             "coverage": coverage, "missing_top": missing_top, "coverage_all": coverage_all, "story": story_found,
             "story_share": sum(c.weight for c in told) / total, "heading": heading, "heading_all": heading_all,
             "agreement": agreement, "document_agreement": same_document, "similarity": similarity,
-            "similarity_core": similarity_core, **self.rank_signals(hits),
+            "similarity_core": similarity_core, **self.rank_signals(hits), "foreign": float(foreign),
+            "unread": unread,
         }
         features = {k: None if v is None else round(v, 4) for k, v in features.items()}
         blend = self.blend(features)
@@ -284,6 +295,11 @@ class AnswerabilityJudge:
         by its own function words ("how", "many"); a Korean question, or one the glossary cannot read, as asked."""
         glossary = self.analyzer.glossary if self.analyzer is not None else None
         return (glossary.read(question).korean_query or question) if glossary is not None else question
+
+    def unread(self, question: str) -> float:
+        """The share of a foreign question's content words the glossary could not read (rag/lang)."""
+        glossary = self.analyzer.glossary if self.analyzer is not None else None
+        return glossary.read(question).unread if glossary is not None else 0.0
 
     def similarity(self, question: str, hits: Sequence[Hit]) -> float | None:
         """The highest cosine between the question and the first `similarity_depth` hits' stored vectors (the

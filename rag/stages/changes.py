@@ -22,7 +22,7 @@ from rag.lang.lexicon import where
 from rag.lang.reference import ARTICLE_MENTION, article_of
 from rag.models import Chunk, Citation, Scope, cite_chunk, paragraph_marker
 from rag.retrieval.lookup import LookupResult, StructuralLookup
-from rag.stages.generator import DraftAnswer
+from rag.stages.contracts import DraftAnswer
 from rag.text import collapse_spaces, normalize_text
 
 log = logging.getLogger(__name__)

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag.models import Message
 from rag.retrieval.query import ConversationFolder
+from rag.stages.contracts import EnhancedQuery
 
 
 class HistoryWindow(BaseModel):
@@ -16,17 +17,6 @@ class HistoryWindow(BaseModel):
 
     messages: int = Field(6, ge=1, le=50)
     chars: int = Field(300, ge=20, le=4000)
-
-
-class EnhancedQuery(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    text: str  # the standalone question (graded and answered)
-    original: str
-    used_history: bool = False
-    # What a follow-up leans on (the earlier question and the reply to it): retrieval searches it at a lower
-    # weight than the question's own words. Empty when the question stands alone or an LLM rewrote it.
-    context: str = ""
 
 
 def recent_history(history: tuple[Message, ...], window: HistoryWindow | None = None) -> list[Message]:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.cache import SemanticAnswerCache
 from rag.llm import LlmProvider
-from rag.pipeline import PipelineStages
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.agent_tools import AgentTools, RegulationSearch
 from rag.stages.changes import AmendmentNotes, ChangeAnswerer
+from rag.stages.contracts import FollowupSuggester, Generator, Grader, Rewriter, Understander, Verifier
 from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
 from rag.stages.followups import LlmFollowupSuggester, OfflineFollowupSuggester
 from rag.stages.generator import ExtractiveGenerator, LlmGenerator
@@ -25,6 +27,24 @@ from rag.stages.smalltalk import SmallTalkResponder
 from rag.stages.structural import StructuralAnswerer
 from rag.stages.understanding import LlmQueryUnderstander, OfflineQueryUnderstander
 from rag.stages.verifier import LlmVerifier, OfflineVerifier
+
+
+@dataclass
+class PipelineStages:
+    """The stages the pipeline calls; each is the LLM implementation or its offline sibling."""
+
+    understander: Understander
+    grader: Grader
+    rewriter: Rewriter
+    generator: Generator
+    verifier: Verifier
+    followups: FollowupSuggester
+    structural: StructuralAnswerer
+    cache: SemanticAnswerCache | None = None  # answers to history-less search questions
+    smalltalk: SmallTalkResponder = field(default_factory=SmallTalkResponder)
+    llm: LlmProvider | None = None  # the provider the LLM stages share (its breaker state goes in the answer)
+    legal: LegalBasis | None = None  # "관련 법령" / "관련 사내 규정" after the answer (collections with roles)
+    amendments: AmendmentNotes | None = None  # "※ 취업규칙 제20조: 2026-03-01 개정" under an answer quoting it
 
 
 class StageTimeouts(BaseModel):

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 
 from pydantic import BaseModel, Field
 
+from rag.lang import FOREIGN, detect_language
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Chunk, Hit
 from rag.retrieval.neighbours import NeighbourExpander
@@ -19,6 +20,9 @@ MAX_FOLLOWUPS = 3
 MAX_CHARS = 60
 # Offline: a related article offered as a question (a button's text).
 ABOUT_ARTICLE = "{doc} {article}({title})에 대해 알려줘"
+# For an English or Vietnamese question, the reference alone: no Korean sentence on its button, and the lookup
+# reads a bare reference (a word of another language around it would make it a search).
+REFERENCE_ONLY = "{doc} {article}({title})"
 
 # Only articles the bot actually retrieved are listed, and the questions must be answerable from them, so a
 # follow-up button never leads to "not found".
@@ -54,7 +58,9 @@ class OfflineFollowupSuggester:
 def about_articles(question: str, chunks: Iterable[Chunk], *, skip: Collection[str] = (),
                    at_most: int = MAX_FOLLOWUPS) -> tuple[str, ...]:
     """Buttons that look up articles ("근로기준법 제56조(연장 근로)에 대해 알려줘"), one per title, in order; never an
-    article in `skip` nor one whose title the question already holds."""
+    article in `skip` nor one whose title the question already holds. An English or Vietnamese question gets them
+    the reference alone ("근로기준법 제56조(연장 근로)"), which looks the article up just the same."""
+    template = REFERENCE_ONLY if detect_language(question) in FOREIGN else ABOUT_ARTICLE
     out: list[str] = []
     seen_titles: set[str] = set()
     for chunk in chunks:
@@ -63,7 +69,7 @@ def about_articles(question: str, chunks: Iterable[Chunk], *, skip: Collection[s
         if chunk.title in seen_titles or chunk.title in question:
             continue
         seen_titles.add(chunk.title)
-        button = ABOUT_ARTICLE.format(doc=chunk.doc, article=chunk.article, title=chunk.title)
+        button = template.format(doc=chunk.doc, article=chunk.article, title=chunk.title)
         # Cut, it would no longer look the article up: a long name keeps the bare reference instead.
         out.append(button if len(button) <= MAX_CHARS else f"{chunk.doc} {chunk.article}"[:MAX_CHARS])
         if len(out) == at_most:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Hit
@@ -13,6 +12,7 @@ from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.answerability import AnswerabilityJudge
+from rag.stages.contracts import GradeResult
 from rag.stages.structured_output import complete_structured
 
 log = logging.getLogger(__name__)
@@ -44,19 +44,6 @@ PASSAGE_CHARS = 700
 HEDGE_SCORE = 40.0
 # The offline answerability judgement, given to the LLM as a prior: a reminder that shared words are not an answer.
 PRIOR_NOTE = "사전 판단(단어 대조, 참고용): 답변 가능성 {score:.0f}/100, 조문에서 찾지 못한 질문 핵심어: {missing}"
-
-
-class GradeResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    passed: bool
-    score: float  # 0–100
-    hedge: bool = False  # not passed, but the closest article is close enough to offer as such (not a refusal)
-    missing: tuple[str, ...] = ()  # offline: query words the evidence lacks; LLM: aspects still to find
-    relevant: tuple[str, ...] = ()  # chunk ids judged relevant (all, offline)
-    looked_for: tuple[str, ...] = ()  # the question's content words, most telling first (for a refusal)
-    silent_on: tuple[str, ...] = ()  # … those no top article holds (offline, whichever grader): what a refusal names
-    by: Literal["llm", "offline"] = "offline"
 
 
 class OfflineGrader:

@@ -6,32 +6,12 @@ planner splits only at explicit joins between two full questions (…이랑 …,
 
 from __future__ import annotations
 
-from enum import StrEnum
-
-from pydantic import BaseModel, ConfigDict
-
 from rag.lang.followup import POINTS_BACK
 from rag.lang.questions import ASKS, QUESTION_JOIN, spoken
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.contracts import QueryPlan, Strategy
 
 MAX_PARTS = 3
-
-
-class Strategy(StrEnum):
-    SINGLE = "single"
-    MULTI = "multi"
-
-
-class QueryPlan(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    intent: str
-    keywords: tuple[str, ...] = ()
-    search_queries: tuple[str, ...]
-    sub_questions: tuple[str, ...] = ()  # the parts of a compound question, answered one by one
-    strategy: Strategy = Strategy.SINGLE
-    answer_style: str = "concise"
-    hypothetical_answer: str = ""  # HyDE: a passage written as the answer might read, searched for vague questions
 
 
 class OfflineQueryPlanner:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from rag.lang.chitchat import REACTION_NOISE, REACTION_WORDS, SMALL_TALK_KINDS
 from rag.lang.questions import QUESTION_CUE
 from rag.lang.reference import NUMBERED_REFERENCE
@@ -19,6 +17,7 @@ from rag.models import Route
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.contracts import RouteDecision
 
 # A question about something no regulation holds (the weather, the weekend): the bot says it cannot answer it.
 OFF_TOPIC = "off_topic"
@@ -30,15 +29,6 @@ class ChangeQuestion(Protocol):
     """Tells a "what changed" question (`rag.stages.changes.ChangeCues`)."""
 
     def asks(self, question: str) -> bool: ...
-
-
-class RouteDecision(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    route: Route
-    # greeting | thanks | goodbye | pause | reaction | apology | identity | capability | usage | praise |
-    # complaint | test | other | off_topic
-    chitchat_kind: str = ""
 
 
 class OfflineQueryRouter:

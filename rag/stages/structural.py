@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from rag import messages
 from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.lookup import LookupResult, StructuralLookup
+from rag.stages.contracts import DraftAnswer
 from rag.stages.followups import about_articles
-from rag.stages.generator import DraftAnswer
 from rag.text import ECHOED_CHARS, shorten
 
 if TYPE_CHECKING:

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from rag.lang import FOREIGN, Glossary, foreign_smalltalk_kind
 from rag.llm import LlmProvider, LlmUnavailable, fence
 from rag.models import Message, Route
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import QueryAnalyzer
-from rag.stages.enhancer import EnhancedQuery, HistoryWindow, OfflineQueryEnhancer, recent_history
-from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner, QueryPlan, Strategy
-from rag.stages.router import OfflineQueryRouter, RouteDecision
+from rag.stages.contracts import EnhancedQuery, QueryPlan, QueryUnderstanding, RouteDecision, Strategy
+from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer, recent_history
+from rag.stages.planner import MAX_PARTS, OfflineQueryPlanner
+from rag.stages.router import OfflineQueryRouter
 from rag.stages.structured_output import complete_structured
 from rag.text import collapse_spaces, comparable_text, normalize_text
 
@@ -69,21 +69,6 @@ UNDERSTAND_SCHEMA = {
     },
     "required": ["standalone_question", "route", "compound", "search_queries"],
 }
-
-
-class QueryUnderstanding(BaseModel):
-    """What the question means: its standalone form, the route and the search plan."""
-
-    model_config = ConfigDict(frozen=True)
-
-    enhanced: EnhancedQuery
-    decision: RouteDecision
-    plan: QueryPlan
-    lookup_query: str  # the text a lookup resolves (the standalone question when history made it a reference)
-    by: Literal["llm", "offline", "pattern", "memo"] = "offline"
-    language: str = "ko"  # the asker's language (rag/lang): the reply's framing follows it
-    korean_query: str = ""  # en / vi: the glossary's Korean words for the question, what the judge reads
-    topics: tuple[str, ...] = ()  # en / vi: the glossary topics the question names, in its language
 
 
 class OfflineQueryUnderstander:

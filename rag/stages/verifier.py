@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag.lang import FOREIGN, detect_language
 from rag.llm import LlmProvider, LlmUnavailable, fence, looks_like_instruction
 from rag.llm.untrusted import without_instructions
 from rag.models import CITATION_MARKER, Citation
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.tokenizer import Tokenizer
+from rag.stages.contracts import VerificationResult
 from rag.stages.structured_output import complete_structured
 
 log = logging.getLogger(__name__)
@@ -57,17 +58,9 @@ SOURCE_CHARS = 1500
 
 _MARKER = CITATION_MARKER
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_HANGUL_WORD = re.compile("[\uac00-\ud7a3]+")
 # A sentence ends at . ! ? followed by space; markers right after the period still belong to it ("…다. [1]").
 _BOUNDARY = re.compile(r"(?<=[.!?。])((?:\s*\[\d+\])*)(\s+)")
-
-
-class VerificationResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    text: str  # the answer with unsupported sentences removed
-    supported: bool  # False when something had to be removed
-    removed: tuple[str, ...] = ()
-    by: Literal["llm", "offline"] = "offline"
 
 
 def split_sentences(line: str) -> list[str]:
@@ -200,11 +193,16 @@ class LlmVerifier:
         return VerificationResult(text="\n".join(kept_lines), supported=False, removed=tuple(removed), by=by)
 
     def _offline_verdict(self, claim: _Claim) -> bool:
-        """Without the LLM: its numbers must all be in the sources, and most of its words."""
+        """Without the LLM: its numbers must all be in the sources, and most of its words. An explanation in
+        English or Vietnamese beside the Korean quote shares no words with the article: only its numbers and the
+        Korean words it quotes can be checked, else every such sentence would be removed."""
         text = _MARKER.sub("", claim.sentence)
         source_text = " ".join(self.fallback.source_text(c) for c in claim.sources)
         if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(source_text)):
             return False
+        if detect_language(text) in FOREIGN:
+            quoted = " ".join(_HANGUL_WORD.findall(text))
+            return not quoted or self.fallback.supported(quoted, list(claim.sources))
         return self.fallback.supported(text, list(claim.sources))
 
     def _confirmed(self, sentence: str, sources: tuple[Citation, ...]) -> bool:

@@ -13,7 +13,7 @@ class AttachableAdapter(Protocol):
 
 
 async def serve_adapter(adapter: AttachableAdapter) -> TestServer:
-    """Start an app with `adapter`'s routes and a `GET /healthz`, as `bot.server` would; the caller closes it."""
+    """Start an app with `adapter`'s routes and a `GET /healthz`, as `bot.server.server` would; the caller closes it."""
     app = web.Application()
     adapter.attach(app)
 

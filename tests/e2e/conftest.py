@@ -1,4 +1,4 @@
-"""E2E fixtures: nothing leaves 127.0.0.1, and the real regbot server (bot.server) over the bundled samples."""
+"""E2E fixtures: nothing leaves 127.0.0.1, and the real regbot server (bot.server.server) over the bundled samples."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.limits import LimitsConfig
-from bot.server import Runtime, build_runtime, create_app
+from bot.server.runtime import Runtime
+from bot.server.server import build_runtime, create_app
+from bot.service.limits import LimitsConfig
 from testkit import make_settings, serve_app
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", b"127.0.0.1", b"localhost", b"::1", None}

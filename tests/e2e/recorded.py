@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.records import SQLITE_FILE, FeedbackRecord, SqliteRecordStore, TurnRecord
+from bot.report.records import SQLITE_FILE, FeedbackRecord, SqliteRecordStore, TurnRecord
 from tests.e2e.conftest import RunningServer
 from tests.polling import wait_until
 

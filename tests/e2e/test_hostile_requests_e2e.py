@@ -1,6 +1,6 @@
 """What a stranger can send to `regbot serve` (issue 14): a 4xx without a traceback, and almost no log.
 
-Everything goes over HTTP into the real server (`bot.server`), with its logging configured as `regbot serve`
+Everything goes over HTTP into the real server (`bot.server.server`), with its logging configured as `regbot serve`
 configures it; the log lines are read from the JSON handler's stream.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from slack_sdk.signature import SignatureVerifier
 
-from bot.logging_setup import configure_logging
+from bot.server.logging_setup import configure_logging
 from tests.e2e.conftest import RunningServer, StartServer
 from tests.e2e.teams.activities import personal_message
 

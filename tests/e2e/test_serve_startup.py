@@ -7,7 +7,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from bot.startup import summarize
+from bot.server.startup import summarize
 
 ROUTES = {"teams": ("POST", "/api/messages"), "playground": ("POST", "/api/playground/ask"),
           "slack": ("POST", "/slack/events")}

@@ -3,7 +3,7 @@
 import aiohttp
 
 from bot.app import build_components
-from bot.server import build_runtime, create_app
+from bot.server.server import build_runtime, create_app
 from testkit import HashingEmbedder, make_settings, serve_app
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from adapters.slack.blocks import FEEDBACK_BLOCK_ID
 from bot.cli import main as regbot
-from bot.records import SQLITE_FILE, SqliteRecordStore
+from bot.report.records import SQLITE_FILE, SqliteRecordStore
 from tests.e2e.conftest import RunningServer, StartServer
 from tests.e2e.fakes.bot_connector import FakeBotConnector, is_final
 from tests.e2e.fakes.slack_api import BOT_USER_ID, FakeSlackApi

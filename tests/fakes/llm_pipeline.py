@@ -7,7 +7,7 @@ from rag.llm import CircuitBreaker, ResilientProvider, RetryPolicy
 from rag.llm.anthropic import AnthropicProvider
 from rag.llm.openai_compat import OpenAICompatibleProvider
 from rag.pipeline import AnswerPipeline, PipelineConfig
-from rag.stages import StageTimeouts, build_stages
+from rag.stages.factory import StageTimeouts, build_stages
 from tests.fakes.clock import RecordedSleeps
 from tests.fakes.llm_api import OPENAI_BASE_URL, FakeLlmApi
 

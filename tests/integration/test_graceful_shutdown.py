@@ -12,11 +12,12 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.lifecycle import GracefulShutdown
-from bot.limits import LimitsConfig
-from bot.metrics import Metrics
-from bot.server import Runtime, create_app
-from bot.service import BotService
+from bot.server.lifecycle import GracefulShutdown
+from bot.server.runtime import Runtime
+from bot.server.server import create_app
+from bot.service.limits import LimitsConfig
+from bot.service.metrics import Metrics
+from bot.service.service import BotService
 from bot.state import MemoryHistory, StateStores
 from rag.models import Answer, AnswerEvent, Citation, Message, Route, Turn
 from testkit import make_settings, serve_app

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 import redis
 
-from bot.limits import LimitsConfig
-from bot.server import build_runtime, create_app
+from bot.server.server import build_runtime, create_app
+from bot.service.limits import LimitsConfig
 from rag.models import AnswerEventKind
 from testkit import make_settings, serve_app
 from tests.e2e.fakes.slack_api import BOT_USER_ID

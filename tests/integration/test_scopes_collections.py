@@ -17,11 +17,11 @@ import pytest
 
 from adapters.base import ScopeRequest
 from bot.app import Components, build_components
-from bot.limits import LimitsConfig
-from bot.metrics import Metrics
-from bot.scopes import ScopeResolver
-from bot.server import build_runtime, create_app
-from bot.service import BotService
+from bot.server.server import build_runtime, create_app
+from bot.service.limits import LimitsConfig
+from bot.service.metrics import Metrics
+from bot.service.scopes import ScopeResolver
+from bot.service.service import BotService
 from bot.state import StateStores
 from rag.models import Answer, AnswerEventKind, Turn
 from testkit import SAMPLES, HashingEmbedder, make_settings, serve_app
@@ -224,7 +224,7 @@ class TestScopedCollectionsThroughTheService:
 
 @pytest.fixture
 async def scoped_server(scoped_components, scopes_file, tmp_path) -> AsyncIterator[tuple[str, TimedSlackApi]]:
-    """The real server (bot.server) with the scopes file, talking to a fake Slack Web API."""
+    """The real server (bot.server.server) with the scopes file, talking to a fake Slack Web API."""
     async with TimedSlackApi() as slack:
         settings = make_settings(tmp_path / "server", REGBOT_SCOPES_FILE=str(scopes_file), **slack_env(slack.api_url))
         limits = LimitsConfig(user_burst=0, workspace_burst=0)

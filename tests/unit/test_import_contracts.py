@@ -1,8 +1,9 @@
 """The import contracts of the house: bot → adapters → rag, adapters that never know each other, no cycles.
 
 Read from the source with `ast` (no import runs), counting imports inside functions too, so a cycle hidden by a
-lazy import is still a cycle. `from package import submodule` is an edge to the submodule; imports under
-`if TYPE_CHECKING:` are annotations, not dependencies.
+lazy import is still a cycle, and imports under `if TYPE_CHECKING:` too: an annotation that names a module's type
+is a dependency on it, and a cycle through one still ties the two modules together. `from package import submodule`
+is an edge to the submodule.
 """
 
 from __future__ import annotations
@@ -23,23 +24,11 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_lines(tree: ast.Module) -> set[int]:
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
-    return lines
-
-
 def imported(name: str, path: Path, modules: set[str]) -> set[str]:
     """The project modules `name` imports anywhere in its source."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_lines(tree)
     wanted: set[str] = set()
     for node in ast.walk(tree):
-        if getattr(node, "lineno", 0) in skip:
-            continue
         if isinstance(node, ast.Import):
             wanted.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -142,6 +131,12 @@ def test_the_checks_can_fail():
     made_up = {"rag.a": {"rag.b"}, "rag.b": {"rag.a", "bot.x"}, "bot.x": set()}
     assert cycles(made_up) == [["rag.a", "rag.b"]]
     assert violations(made_up, "rag", "bot") == ["rag.b → bot.x"]
+
+
+def test_an_import_for_annotations_only_is_an_edge_too(tmp_path):
+    module = tmp_path / "a.py"
+    module.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from rag.b import B\n")
+    assert imported("rag.a", module, {"rag.a", "rag.b"}) == {"rag.b"}
 
 
 def test_the_architecture_walk_names_only_files_that_exist():

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from bot.config import Settings
-from bot.lifecycle import DEFAULT_DRAIN_TIMEOUT_S
-from bot.scopes import ScopeRules
+from bot.server.lifecycle import DEFAULT_DRAIN_TIMEOUT_S
+from bot.service.scopes import ScopeRules
 from testkit import REPO_ROOT
 
 K8S = REPO_ROOT / "manifests" / "k8s"

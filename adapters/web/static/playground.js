@@ -154,7 +154,7 @@
     const item = el("li", { class: "turn turn-bot" }, article);
     log.append(item);
     item.scrollIntoView({ block: "end" });
-    return { item, article, stage, stageText, answer, extras, text: "", citations: [], sources: null, followups: null };
+    return { item, article, stage, stageText, answer, extras, text: "", citations: [], sources: null, followups: null, labels: L };
   }
 
   function showStage(view, text) {
@@ -172,14 +172,14 @@
       const label = citationLabel(citation) + (citation.title ? ` · ${citation.title}` : "");
       const button = el(
         "button",
-        { type: "button", class: "citation", "aria-label": format(L.SOURCE_BUTTON, { index: citation.index, label: citationLabel(citation) }) },
+        { type: "button", class: "citation", "aria-label": format(view.labels.SOURCE_BUTTON, { index: citation.index, label: citationLabel(citation) }) },
         el("span", { class: "num", "aria-hidden": "true" }, `[${citation.index}]`),
         label,
       );
       button.addEventListener("click", () => openArticle(citation, button));
       list.append(el("li", {}, button));
     }
-    const heading = el("h3", {}, L.SOURCES_CAPTION);
+    const heading = el("h3", {}, view.labels.SOURCES_CAPTION);
     view.sources = el("section", { class: "sources" }, heading, list);
     view.extras.prepend(view.sources);
   }
@@ -193,7 +193,7 @@
       button.addEventListener("click", () => ask(question));
       return button;
     });
-    view.followups = el("section", { class: "followups-section" }, el("h3", {}, L.FOLLOWUP_CAPTION), el("div", { class: "followups" }, ...buttons));
+    view.followups = el("section", { class: "followups-section" }, el("h3", {}, view.labels.FOLLOWUP_CAPTION), el("div", { class: "followups" }, ...buttons));
     if (view.sources) view.sources.after(view.followups);
     else view.extras.prepend(view.followups);
   }
@@ -201,10 +201,10 @@
   function showFeedback(view, turnId) {
     if (!turnId) return;
     const thanks = el("span", { class: "thanks" });
-    const up = el("button", { type: "button", "aria-pressed": "false", "data-rating": "up" }, L.FEEDBACK_UP);
-    const down = el("button", { type: "button", "aria-pressed": "false", "data-rating": "down" }, L.FEEDBACK_DOWN);
-    const group = el("div", { class: "feedback", role: "group", "aria-label": L.FEEDBACK_QUESTION },
-      el("span", { class: "question", "aria-hidden": "true" }, L.FEEDBACK_QUESTION), up, down, thanks);
+    const up = el("button", { type: "button", "aria-pressed": "false", "data-rating": "up" }, view.labels.FEEDBACK_UP);
+    const down = el("button", { type: "button", "aria-pressed": "false", "data-rating": "down" }, view.labels.FEEDBACK_DOWN);
+    const group = el("div", { class: "feedback", role: "group", "aria-label": view.labels.FEEDBACK_QUESTION },
+      el("span", { class: "question", "aria-hidden": "true" }, view.labels.FEEDBACK_QUESTION), up, down, thanks);
     for (const button of [up, down]) {
       button.addEventListener("click", async () => {
         up.disabled = down.disabled = true;
@@ -231,7 +231,7 @@
 
   function showMeta(view, answer) {
     const seconds = ((answer.timings_ms && answer.timings_ms.total) || 0) / 1000;
-    view.extras.append(el("p", { class: "meta" }, format(L.ANSWER_META, { seconds: seconds.toFixed(1), llm_calls: answer.llm_calls || 0 })));
+    view.extras.append(el("p", { class: "meta" }, format(view.labels.ANSWER_META, { seconds: seconds.toFixed(1), llm_calls: answer.llm_calls || 0 })));
   }
 
   function showError(view, message) {
@@ -315,6 +315,10 @@
       if (response.status === 401 && (await unlock())) response = await send();
       if (!response.ok || !response.body) throw new Error(`ask failed: ${response.status}`);
       const turnId = response.headers.get("X-Regbot-Turn");
+      // The labels around this answer in the question's language (the server names it).
+      const language = response.headers.get("X-Regbot-Language") || "ko";
+      view.labels = { ...L, ...((L.ANSWER_LABELS || {})[language] || {}) };
+      view.stageText.textContent = view.labels.THINKING;
       for await (const [kind, event] of readEvents(response.body)) {
         if (kind === "status") {
           showStage(view, event.text);
@@ -353,7 +357,7 @@
     } finally {
       view.stage.hidden = true;
       view.article.setAttribute("aria-busy", "false");
-      liveStatus.textContent = L.ANSWER_DONE;
+      liveStatus.textContent = view.labels.ANSWER_DONE;
       setBusy(false);
       const focused = document.activeElement;
       if (!focused || focused === document.body || focused.disabled) input.focus();

@@ -38,6 +38,12 @@ async def test_english_question_is_answered_in_english_with_the_korean_article_q
         in final.answer_text
     assert ENGLISH.EXTRACTIVE_SUPPORT in final.answer_text
     assert "취업규칙 제20조" in final.context_text
+    # The buttons and captions under the answer are English too; a follow-up names its article with no Korean
+    # sentence around it.
+    assert final.context_text.startswith("*Sources*")
+    feedback = [b["text"]["text"] for b in final.buttons("regbot_feedback")]
+    assert feedback == ["👍 Helpful", "👎 Not helpful"]
+    assert all(not b["text"]["text"].endswith("에 대해 알려줘") for b in final.buttons("regbot_followups"))
 
 
 async def test_out_of_scope_english_question_is_declined_in_english(

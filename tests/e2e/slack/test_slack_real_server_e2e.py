@@ -1,4 +1,4 @@
-"""The real regbot server (bot.server over the sample regulations) answering in Slack.
+"""The real regbot server (bot.server.server over the sample regulations) answering in Slack.
 
 Signed requests go into the running server; it talks to the fake Slack Web API on 127.0.0.1. The answers
 come from the real service and pipeline (offline LLM), so assertions are on what a user would read.
@@ -230,7 +230,8 @@ class TestPushBack:
 
 
 def test_conversation_key_names_team_channel_and_thread():
-    # The bot service reads platform and workspace from the key (bot/service.py conversation_origin).
-    from bot.service import conversation_origin
+    # The bot service reads platform and workspace from the key (adapters/conversation.py).
+    from adapters.conversation import ConversationKey
 
-    assert conversation_origin(f"slack:{TEAM_ID}:{CHANNEL}:1760000001.000001") == ("slack", TEAM_ID)
+    key = ConversationKey.parse(f"slack:{TEAM_ID}:{CHANNEL}:1760000001.000001")
+    assert (key.platform, key.workspace, key.channel) == ("slack", TEAM_ID, CHANNEL)

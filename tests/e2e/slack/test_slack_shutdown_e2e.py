@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from adapters.slack import SlackAdapter
-from bot.lifecycle import GracefulShutdown
+from bot.server.lifecycle import GracefulShutdown
 from tests.e2e.fakes.slack_api import BOT_USER_ID, FakeSlackApi
 from tests.e2e.slack.conftest import BOT_TOKEN, CHANNEL, SlackSender, StartServer
 from tests.e2e.slack.sample_answers import ANSWER_TEXT, cited_answer

@@ -1,4 +1,4 @@
-"""Teams against the real regbot server (bot.server over the bundled samples, offline LLM).
+"""Teams against the real regbot server (bot.server.server over the bundled samples, offline LLM).
 
 Activities go over HTTP to `/api/messages`; the answers come back to the fake Bot Connector on
 127.0.0.1. These tests check what a Teams user would see from the real pipeline: the cited article,
@@ -167,3 +167,14 @@ class TestRealServerFailures:
 
         assert statuses == [401, 401]
         assert bot_connector.received == [] and bot_connector.unexpected == []
+
+
+class TestVietnameseQuestion:
+    async def test_the_card_under_a_vietnamese_answer_is_in_vietnamese(self, regbot_teams: RegbotTeams) -> None:
+        final = await regbot_teams.ask("Làm việc đủ một năm thì tôi được bao nhiêu ngày nghỉ phép năm?", "msg-1")
+
+        assert final.text.startswith("Đây là nội dung quy định của Hàn Quốc")
+        assert any(name.startswith("취업규칙 제20조") for name in final.citation_names)
+        (card,) = [a["content"] for a in final.body["attachments"]]
+        assert card["body"][0]["text"] == "Hỏi tiếp"
+        assert all(not a["title"].endswith("에 대해 알려줘") for a in final.card_actions)

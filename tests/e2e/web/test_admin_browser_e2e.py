@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 from adapters.base import Feedback
-from bot.records import turn_outcome
+from bot.report.records import turn_outcome
 from rag.models import AnswerEventKind, Turn
 
 ADMIN_TOKEN = "browser-admin-token"

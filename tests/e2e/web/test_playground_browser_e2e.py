@@ -7,7 +7,7 @@ follow-up in the same thread and gives a 👍. Screenshots go to test-artifacts/
 from __future__ import annotations
 
 from adapters.web import labels
-from bot.limits import LimitsConfig
+from bot.service.limits import LimitsConfig
 from rag import messages
 from tests.e2e.recorded import recorded_votes
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import aiohttp
 
-from bot.limits import LimitsConfig
-from bot.records import ANSWER_KEEP_CHARS
+from bot.report.recorder import ANSWER_KEEP_CHARS
+from bot.service.limits import LimitsConfig
 from rag import messages
 from tests.e2e.recorded import recorded_votes
 from tests.unit.adapters.web.fakes import parse_sse

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from bot.limits import LimitsConfig
-from bot.metrics import Metrics
-from bot.service import BotService
+from bot.service.limits import LimitsConfig
+from bot.service.metrics import Metrics
+from bot.service.service import BotService
 from bot.state import RedisConnection, StateStores
 from tests.fakes.pipeline import ScriptedPipeline
 

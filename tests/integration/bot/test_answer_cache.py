@@ -1,9 +1,9 @@
 """The semantic answer cache as the server wires it: in the state store, counted in /metrics."""
 
 from bot.app import build_components
-from bot.limits import LimitsConfig
-from bot.metrics import Metrics
-from bot.service import BotService
+from bot.service.limits import LimitsConfig
+from bot.service.metrics import Metrics
+from bot.service.service import BotService
 from bot.state import StateStores
 from rag.models import Turn
 from testkit import SAMPLES, HashingEmbedder, make_settings

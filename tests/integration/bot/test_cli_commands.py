@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot import cli
+from bot.cli import cli, common
 from rag import messages
 from rag.models import AnswerEvent, Turn
 
@@ -139,7 +139,7 @@ class TestIngest:
 
         code = cli.main(["--data-dir", str(data_dir), "ingest", str(folder)], build_components=build)
         err = capsys.readouterr().err
-        assert code == cli.EXIT_FAILED
+        assert code == common.EXIT_FAILED
         assert f"data dir: {data_dir}" in err
         assert err.count("noise.txt") == 1, err
         assert "Traceback" not in err and "WARNING" not in err

@@ -11,9 +11,9 @@ import redis
 from rich.console import Console
 
 from adapters.base import Feedback
-from bot.records import LEGACY_FEEDBACK_KEY
-from bot.report_cli import run_report
-from bot.server import build_runtime
+from bot.cli.report import run_report
+from bot.report.records import LEGACY_FEEDBACK_KEY
+from bot.server.server import build_runtime
 from rag.models import Turn
 from testkit import make_settings
 

@@ -10,9 +10,10 @@ from redis.asyncio import Redis
 
 from adapters.base import Feedback
 from bot.cli import main as regbot
-from bot.metrics import Metrics
-from bot.records import RedisRecordStore, TurnRecorder
-from bot.service import BotService
+from bot.report.recorder import TurnRecorder
+from bot.report.records import RedisRecordStore
+from bot.service.metrics import Metrics
+from bot.service.service import BotService
 from bot.state import StateStores
 from rag.models import Turn
 from tests.fakes.pipeline import ScriptedPipeline

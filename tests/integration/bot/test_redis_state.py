@@ -6,7 +6,7 @@ import logging
 import pytest
 import redis.asyncio as redis_async
 
-from bot.metrics import Metrics
+from bot.service.metrics import Metrics
 from bot.state import RedisConnection, StateStores, StateUnavailable
 from bot.state.redis import RedisCache, RedisClaims, RedisHistory, RedisLocks, RedisRateBuckets
 from rag.models import Message, Role

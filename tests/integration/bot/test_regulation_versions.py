@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
 from bot.app import Components, build_components
+from bot.cli import cli
 from rag.knowledge.store import ChunkStore
 from rag.models import Scope
 from rag.pipeline import collect

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from bot.service import BotService
+from bot.service.service import BotService
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Turn
 from tests.polling import wait_until

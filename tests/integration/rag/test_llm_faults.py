@@ -15,7 +15,7 @@ from rag.llm.anthropic import AnthropicProvider
 from rag.llm.openai_compat import OpenAICompatibleProvider
 from rag.models import AnswerEventKind
 from rag.pipeline import AnswerPipeline, PipelineConfig, collect
-from rag.stages import StageTimeouts, build_stages
+from rag.stages.factory import StageTimeouts, build_stages
 from tests.fakes.clock import FakeClock, RecordedSleeps
 from tests.fakes.llm_api import (
     EMPTY_STREAM,

@@ -19,7 +19,7 @@ from rag.llm import AnthropicProvider, CircuitBreaker, ResilientProvider, RetryP
 from rag.models import AnswerEventKind, Message, Role
 from rag.pipeline import AnswerPipeline, collect
 from rag.retrieval.retriever import HybridRetriever
-from rag.stages import StageTimeouts, build_stages
+from rag.stages.factory import StageTimeouts, build_stages
 from tests.fakes.clock import RecordedSleeps
 from tests.fakes.llm_api import ANTHROPIC_URL, FakeLlmApi, Reply, as_json, stalls_after, status, streamed
 

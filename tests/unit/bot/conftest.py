@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.limits import LimitsConfig
-from bot.metrics import Metrics
-from bot.service import BotService
+from bot.service.limits import LimitsConfig
+from bot.service.metrics import Metrics
+from bot.service.service import BotService
 from bot.state import StateStores
 from tests.fakes.clock import AdvancingSleeps, FakeClock
 from tests.fakes.pipeline import ScriptedPipeline

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC
 from pathlib import Path
 
-from bot.admin import render_report_html
 from bot.cli import main as regbot
-from bot.records import CitedArticle, FeedbackRecord, TurnRecord
-from bot.report import build_report
+from bot.report.admin import render_report_html
+from bot.report.records import CitedArticle, FeedbackRecord, TurnRecord
+from bot.report.report import build_report
 
 HOSTILE = '<script>alert("x")</script>'
 

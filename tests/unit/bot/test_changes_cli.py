@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import cli
+from bot.cli import cli
 
 
 def test_without_an_index_it_says_how_to_make_one_and_creates_nothing(tmp_path, capsys):

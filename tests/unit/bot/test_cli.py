@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot import cli
+from bot.cli import chat, cli, common
 from rag import messages
 
 
@@ -52,7 +52,7 @@ def write_index(data_dir, *, chunks: int) -> None:
 class TestEvalFileErrors:
     def test_missing_eval_file_is_one_line_and_exit_2(self, tmp_path, builder, capsys):
         code, out, err = run(["--data-dir", str(tmp_path), "eval", str(tmp_path / "nope.jsonl")], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err) == f"regbot: {tmp_path / 'nope.jsonl'}: no such file"
         assert out == "" and builder.calls == 0
 
@@ -61,14 +61,14 @@ class TestEvalFileErrors:
         good = {"id": "q1", "type": "keyword", "turns": [{"role": "user", "content": "연차는 며칠?"}]}
         path.write_text(json.dumps(good, ensure_ascii=False) + "\n\n" + '{"id": "q2", "type": \n', encoding="utf-8")
         code, _, err = run(["eval", str(path)], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err).startswith(f"regbot: {path}:3: not valid JSON")
 
     def test_item_without_type_names_the_missing_field(self, tmp_path, builder, capsys):
         path = tmp_path / "items.jsonl"
         path.write_text('{"id": "q1", "turns": [{"role": "user", "content": "연차는 며칠?"}]}\n', encoding="utf-8")
         code, _, err = run(["eval", str(path)], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err) == f"regbot: {path}:1: missing field 'type'"
 
     def test_a_turn_with_an_unknown_role_is_named(self, tmp_path, builder, capsys):
@@ -76,14 +76,14 @@ class TestEvalFileErrors:
         path.write_text('{"id": "q1", "type": "keyword", "turns": [{"role": "bot", "content": "x"}]}\n',
                         encoding="utf-8")
         code, _, err = run(["eval", str(path)], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err).startswith(f"regbot: {path}:1: field 'turns.0.role'")
 
     def test_empty_eval_file_is_refused(self, tmp_path, builder, capsys):
         path = tmp_path / "empty.jsonl"
         path.write_text("\n", encoding="utf-8")
         code, _, err = run(["eval", str(path)], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert "no eval items" in one_line(err)
 
 
@@ -93,7 +93,7 @@ class TestMissingIndex:
                                                                                  argv):
         data_dir = tmp_path / "nowhere"
         code, out, err = run(["--data-dir", str(data_dir), *argv], builder, capsys)
-        assert code == cli.EXIT_NO_INDEX
+        assert code == common.EXIT_NO_INDEX
         assert "run `regbot ingest FOLDER` first" in one_line(err)
         assert str(data_dir) in err
         assert not data_dir.exists()
@@ -104,20 +104,20 @@ class TestMissingIndex:
         path.write_text('{"id": "q1", "type": "chitchat", "turns": [{"role": "user", "content": "안녕"}]}\n',
                         encoding="utf-8")
         code, _, err = run(["eval", str(path), "--data-dir", str(tmp_path / "none")], builder, capsys)
-        assert code == cli.EXIT_NO_INDEX
+        assert code == common.EXIT_NO_INDEX
         assert "regbot ingest" in one_line(err)
 
     def test_an_empty_index_is_reported_as_empty(self, tmp_path, builder, capsys):
         write_index(tmp_path, chunks=0)
         code, _, err = run(["--data-dir", str(tmp_path), "ask", "연차는 며칠이야?"], builder, capsys)
-        assert code == cli.EXIT_NO_INDEX
+        assert code == common.EXIT_NO_INDEX
         assert "is empty" in one_line(err)
 
     def test_the_data_dir_comes_from_the_environment_when_no_option_is_given(self, tmp_path, builder, capsys,
                                                                             monkeypatch):
         monkeypatch.setenv("REGBOT_DATA_DIR", str(tmp_path / "from-env"))
         code, _, err = run(["search", "연차"], builder, capsys)
-        assert code == cli.EXIT_NO_INDEX
+        assert code == common.EXIT_NO_INDEX
         assert str(tmp_path / "from-env") in err
 
 
@@ -127,14 +127,14 @@ class TestQuestionLimit:
         monkeypatch.setenv("REGBOT_MAX_QUESTION_CHARS", "50")
         write_index(tmp_path, chunks=1)
         code, out, err = run(["--data-dir", str(tmp_path), "ask", "가" * 51], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err) == "regbot: " + messages.TOO_LONG_QUESTION.format(length=51, limit=50)
         assert out == "" and builder.calls == 0
 
     def test_emoji_only_question_is_refused_before_building(self, tmp_path, builder, capsys):
         write_index(tmp_path, chunks=1)
         code, _, err = run(["--data-dir", str(tmp_path), "ask", "🙂🙂"], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err) == "regbot: " + messages.NO_TEXT_QUESTION
 
 
@@ -170,14 +170,14 @@ class TestOptions:
     def test_ingest_of_a_missing_path_is_one_line(self, tmp_path, builder, capsys):
         code, _, err = run(["--data-dir", str(tmp_path / "d"), "ingest", str(tmp_path / "no-such-folder")],
                            builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err) == f"regbot: no such file or folder: {tmp_path / 'no-such-folder'}"
         assert not (tmp_path / "d").exists()
 
     def test_a_bad_setting_in_the_environment_is_one_line(self, tmp_path, builder, capsys, monkeypatch):
         monkeypatch.setenv("REGBOT_PORT", "not-a-port")
         code, _, err = run(["--data-dir", str(tmp_path), "search", "연차"], builder, capsys)
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert one_line(err).startswith("regbot: invalid setting REGBOT_PORT")
 
 
@@ -199,5 +199,5 @@ class TestReadme:
 def test_ask_json_for_a_turn_without_an_answer_keeps_the_answer_shape():
     from rag.models import Answer, Route
 
-    assert set(cli.error_json("x")) == set(cli.answer_json(Answer(text="y", route=Route.SEARCH)))
-    assert cli.error_json("실패")["route"] == "error"
+    assert set(chat.error_json("x")) == set(chat.answer_json(Answer(text="y", route=Route.SEARCH)))
+    assert chat.error_json("실패")["route"] == "error"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from bot import cli
+from bot.cli import cli, common
 from rag import messages
 from rag.models import AnswerEvent
 
@@ -25,6 +25,6 @@ def test_json_keeps_the_streamed_text_before_the_error_message(sample_components
     code = cli.main(["ask", "연차 며칠?", "--json"], build_components=lambda settings: stub)
 
     printed = json.loads(capsys.readouterr().out)
-    assert code == cli.EXIT_FAILED
+    assert code == common.EXIT_FAILED
     assert printed["route"] == "error"
     assert printed["answer"] == f"연차는 1년에 15일이에요 [1].\n\n{messages.STREAM_INTERRUPTED}\n{messages.TIMEOUT}"

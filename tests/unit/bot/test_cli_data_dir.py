@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
+from bot.cli import cli, common
 from bot.config import Settings
 
 
 def record_build(settings: Settings):
-    raise cli.CliError(f"built from {settings.data_dir}", cli.EXIT_FAILED)
+    raise common.CliError(f"built from {settings.data_dir}", common.EXIT_FAILED)
 
 
 def write_index(data_dir: Path) -> None:
@@ -43,7 +43,7 @@ def test_the_demos_index_is_found_from_a_subfolder_of_the_clone(tmp_path, home, 
     monkeypatch.chdir(clone / "docs")
     assert Settings().data_dir == clone / ".regbot"
     code, err = ask(["ask", "연차는 며칠이야?"], capsys)
-    assert (code, err.strip()) == (cli.EXIT_FAILED, f"regbot: built from {clone / '.regbot'}")
+    assert (code, err.strip()) == (common.EXIT_FAILED, f"regbot: built from {clone / '.regbot'}")
 
 
 def test_without_a_project_folder_the_per_user_dir_is_used(tmp_path, home, monkeypatch):
@@ -56,7 +56,7 @@ def test_no_index_names_every_place_looked_in(tmp_path, home, monkeypatch, capsy
     here.mkdir()
     monkeypatch.chdir(here)
     code, err = ask(["search", "연차"], capsys)
-    assert code == cli.EXIT_NO_INDEX
+    assert code == common.EXIT_NO_INDEX
     assert len(err.splitlines()) == 1
     for place in (here / ".regbot", tmp_path / ".regbot", Path("/.regbot"), home):
         assert str(place) in err
@@ -77,5 +77,5 @@ def test_the_environment_wins_over_the_project_folder(tmp_path, home, monkeypatc
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REGBOT_DATA_DIR", str(tmp_path / "elsewhere"))
     code, err = ask(["ask", "연차는 며칠이야?"], capsys)
-    assert code == cli.EXIT_NO_INDEX
+    assert code == common.EXIT_NO_INDEX
     assert f"{tmp_path / 'elsewhere'} (REGBOT_DATA_DIR)" in err

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bot import cli
+from bot.cli import cli
 
 EVAL_LINES = [
     {"id": "q1", "type": "colloquial", "turns": [{"role": "user", "content": "입사 1년 지나면 연차 며칠 받아?"}],

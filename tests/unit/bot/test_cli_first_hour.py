@@ -12,14 +12,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot import cli
+from bot.cli import chat, cli, common
 from rag import messages
 from rag.models import Answer, AnswerEvent, Route
 from testkit import REPO_ROOT
 
 
 def test_regbot_alone_lists_the_commands_and_exits_0(capsys):
-    assert cli.main([]) == cli.EXIT_OK
+    assert cli.main([]) == common.EXIT_OK
     printed = capsys.readouterr().out
     for name in ("ingest", "ask", "chat", "search", "eval", "serve", "playground", "report"):
         assert f"    {name}" in printed
@@ -29,13 +29,13 @@ def test_regbot_alone_lists_the_commands_and_exits_0(capsys):
                                                  (["--data-dir", "/x", "serch", "연차"], "search"),
                                                  (["-v", "playgrond"], "playground")])
 def test_a_mistyped_command_gets_a_did_you_mean(argv, suggested, capsys):
-    assert cli.main(argv) == cli.EXIT_INPUT
+    assert cli.main(argv) == common.EXIT_INPUT
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"did you mean `regbot {suggested}`?" in err
 
 
 def test_an_unknown_command_far_from_any_lists_them(capsys):
-    assert cli.main(["frobnicate"]) == cli.EXIT_INPUT
+    assert cli.main(["frobnicate"]) == common.EXIT_INPUT
     assert "the commands are ingest, ask" in capsys.readouterr().err
 
 
@@ -59,7 +59,7 @@ class TestIngest:
         code = cli.main(["--data-dir", str(tmp_path / "data"), "ingest", str(tmp_path / "docs")],
                         build_components=lambda s: pytest.fail("built for an empty folder"))
         err = capsys.readouterr().err
-        assert code == cli.EXIT_INPUT
+        assert code == common.EXIT_INPUT
         assert f"regbot: no supported files in {tmp_path / 'docs'}" in err and ".md" in err and ".xlsx" in err
         assert not (tmp_path / "data").exists()
 
@@ -77,7 +77,7 @@ class TestIngest:
 
         stub = SimpleNamespace(ingestor=StopsAfterTwo)
         code = cli.main(["--data-dir", str(tmp_path / "data"), "ingest", str(docs)], build_components=lambda s: stub)
-        assert code == cli.EXIT_INTERRUPTED
+        assert code == common.EXIT_INTERRUPTED
         assert capsys.readouterr().err.splitlines()[-1] == (
             "regbot: interrupted: indexed 2 of 3 files; run ingest again to continue")
 
@@ -104,6 +104,6 @@ def test_chat_survives_a_ctrl_c_during_an_answer(sample_components, monkeypatch,
     pipeline = InterruptedOnce()
     code = cli.main(["chat"], build_components=lambda settings: SimpleNamespace(pipeline=pipeline))
     captured = capsys.readouterr()
-    assert code == cli.EXIT_OK and pipeline.turns == 2
-    assert cli.CHAT_CANCELLED in captured.err
+    assert code == common.EXIT_OK and pipeline.turns == 2
+    assert chat.CHAT_CANCELLED in captured.err
     assert "두 번째 답이에요." in captured.out

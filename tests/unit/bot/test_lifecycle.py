@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot import lifecycle
-from bot.lifecycle import GracefulShutdown
+from bot.server import lifecycle
+from bot.server.lifecycle import GracefulShutdown
 from tests.fakes.clock import FakeClock
 
 
@@ -35,7 +35,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
         fake.now += delay
         await asyncio.sleep(0)
 
-    # Only bot.lifecycle sees the advancing sleep: patching `asyncio.sleep` itself would reach every task on the
+    # Only bot.server.lifecycle sees the advancing sleep: patching `asyncio.sleep` itself would reach every task on the
     # session's event loop for the length of the test.
     monkeypatch.setattr(lifecycle, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": advancing_sleep}))
     return fake

@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from bot.config import Settings
-from bot.limits import AnswerQueue, LimitsConfig
-from bot.metrics import Metrics
+from bot.service.limits import AnswerQueue, LimitsConfig
+from bot.service.metrics import Metrics
 
 
 async def next_position(positions) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.logging_setup import JsonLogFormatter, configure_logging
+from bot.server.logging_setup import JsonLogFormatter, configure_logging
 
 QUESTION = "육아휴직 중에 이직해도 되나요?"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.metrics import Metrics
+from bot.service.metrics import Metrics
 
 
 class TestMetrics:

@@ -8,15 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.base import Feedback
-from bot.records import (
-    FeedbackRecord,
-    SqliteRecordStore,
-    TurnRecord,
-    TurnRecorder,
-    turn_outcome,
-)
-from bot.service import BotService
-from bot.themes import TopicNouns
+from bot.report.recorder import TurnRecorder
+from bot.report.records import FeedbackRecord, SqliteRecordStore, TurnRecord, turn_outcome
+from bot.report.themes import TopicNouns
+from bot.service.service import BotService
 from rag.models import Answer, Citation, Outcome, Route, Scope, Turn
 from tests.fakes.clock import FakeClock
 

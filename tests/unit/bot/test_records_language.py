@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.records import SqliteRecordStore, TurnRecord, TurnRecorder
-from bot.report import build_report, report_json
+from bot.report.recorder import TurnRecorder
+from bot.report.records import SqliteRecordStore, TurnRecord
+from bot.report.report import build_report, report_json
 from rag.models import Answer, Citation, Route, Scope, Turn
 from tests.fakes.clock import FakeClock
 
@@ -47,7 +48,7 @@ def test_terminal_report_shows_the_languages_in_its_summary() -> None:
 
     from rich.console import Console
 
-    from bot.report_cli import print_report
+    from bot.cli.report import print_report
 
     turns = [TurnRecord(turn_id=f"t{i}", at=NOW + i, platform="slack", outcome="answered", language=language)
              for i, language in enumerate(("ko", "ko", "en"))]

@@ -6,9 +6,9 @@ from datetime import UTC, timedelta
 
 import pytest
 
-from bot.records import CitedArticle, FeedbackRecord, TurnRecord
-from bot.report import ReportWindowError, build_report, parse_since, percentile, report_json
-from bot.themes import NO_NOUNS_LABEL, group_refusals
+from bot.report.records import CitedArticle, FeedbackRecord, TurnRecord
+from bot.report.report import ReportWindowError, build_report, parse_since, percentile, report_json
+from bot.report.themes import NO_NOUNS_LABEL, group_refusals
 from rag.lang.lexicon import Lexicon
 from rag.stages.vocabulary import KnownWords, Vocabulary
 
@@ -161,8 +161,8 @@ async def test_the_report_is_built_off_the_event_loop(tmp_path, monkeypatch) -> 
     import threading
     from datetime import timedelta
 
-    import bot.report as report_module
-    from bot.records import SqliteRecordStore
+    import bot.report.report as report_module
+    from bot.report.records import SqliteRecordStore
 
     built_on: list[int] = []
     real = report_module.build_report
@@ -181,7 +181,7 @@ async def test_the_report_is_built_off_the_event_loop(tmp_path, monkeypatch) -> 
 
 
 def test_kept_questions_reach_the_terminal_without_control_sequences() -> None:
-    from bot.report_cli import plain
+    from bot.cli.report import plain
 
     shown = plain("\x1b]0;owned\x07연차 \x1b[2J며칠\x9b31m? [bold]")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.admin import render_report_html
-from bot.records import CitedArticle, TurnRecord
-from bot.report import build_report, report_json
+from bot.report.admin import render_report_html
+from bot.report.records import CitedArticle, TurnRecord
+from bot.report.report import build_report, report_json
 from rag.knowledge.versions import ArticleChange, DocumentChange
 
 NOV_28 = datetime(2026, 11, 28, 12).timestamp()

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from adapters.base import ScopeRequest
-from bot.scopes import NOTHING, ScopeResolver
+from bot.service.scopes import NOTHING, ScopeResolver
 from rag.errors import ConfigError
 from rag.models import Scope
 from testkit import make_settings
@@ -116,7 +116,7 @@ class TestScopesFailClosed:
         assert resolver_of(tmp_path, "").resolve(ScopeRequest(platform="web")) == NOTHING
 
     def test_without_a_file_start_up_says_everything_is_visible(self, tmp_path):
-        from bot.startup import summarize
+        from bot.server.startup import summarize
 
         assert ScopeResolver.from_file(None).resolve(ScopeRequest(platform="web")) != NOTHING
         components = SimpleNamespace(corpus=SimpleNamespace(chunks=[]), dense=None,

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bot.server import exposure_problem
+from bot.server.server import exposure_problem
 from testkit import REPO_ROOT, make_settings
 
 
@@ -49,7 +49,7 @@ def test_serve_exits_non_zero_with_one_clear_line_before_building_anything(tmp_p
 def test_port_in_use_is_only_a_port_someone_listens_on(tmp_path) -> None:
     import socket
 
-    from bot.server import port_in_use
+    from bot.server.server import port_in_use
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -9,10 +9,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.base import Feedback, ScopeRequest
-from bot.metrics import Metrics
-from bot.records import SqliteRecordStore, TurnRecorder
-from bot.scopes import ScopeResolver, ScopeRules
-from bot.service import BotService, conversation_origin
+from bot.report.recorder import TurnRecorder
+from bot.report.records import SqliteRecordStore
+from bot.service.metrics import Metrics
+from bot.service.scopes import ScopeResolver, ScopeRules
+from bot.service.service import BotService
 from bot.state import StateStores
 from rag import messages
 from rag.models import AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
@@ -31,15 +32,6 @@ async def collect(service: BotService, turn: Turn) -> list[AnswerEvent]:
 
 def answer_text(events: list[AnswerEvent]) -> str:
     return "".join(event.text for event in events if event.kind == AnswerEventKind.DELTA)
-
-
-class TestConversationOrigin:
-    def test_origin_reads_platform_and_workspace_from_the_key(self):
-        assert conversation_origin("slack:T01:C01:171.1") == ("slack", "T01")
-        assert conversation_origin("teams:tenant-1:19:abc@thread.tacv2;messageid=1") == ("teams", "tenant-1")
-
-    def test_origin_of_a_key_without_platform_is_other(self):
-        assert conversation_origin("session-42") == ("other", "")
 
 
 class TestInputChecks:
@@ -120,7 +112,7 @@ class TestAnswering:
 
         service = make_service()
         service._pipeline = BrokenPipeline()
-        with caplog.at_level(logging.INFO, logger="bot.service"):
+        with caplog.at_level(logging.INFO, logger="bot.service.service"):
             events = await collect(service, make_turn("비밀 인사 질문"))
         assert [(e.kind, e.text) for e in events] == [
             (AnswerEventKind.DELTA, "부분 답"),
@@ -158,7 +150,7 @@ class TestAnswering:
         assert metrics.value("regbot_requests_total", {"platform": "slack", "outcome": "timeout"}) == 1
 
     async def test_turn_log_line_names_route_llm_calls_and_timings(self, make_service, caplog):
-        with caplog.at_level(logging.INFO, logger="bot.service"):
+        with caplog.at_level(logging.INFO, logger="bot.service.service"):
             await collect(make_service(), make_turn("연차는 며칠이야?"))
         line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("turn "))
         assert "outcome=answered route=search llm_calls=2" in line

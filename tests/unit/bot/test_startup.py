@@ -10,8 +10,16 @@ import logging
 import pytest
 
 from bot.config import Settings
-from bot.logging_setup import configure_logging
-from bot.startup import StartupSummary, Switch, announce, playground_switch, redact_url, slack_switch, teams_switch
+from bot.server.logging_setup import configure_logging
+from bot.server.startup import (
+    StartupSummary,
+    Switch,
+    announce,
+    playground_switch,
+    redact_url,
+    slack_switch,
+    teams_switch,
+)
 
 
 def settings(**env) -> Settings:
@@ -80,7 +88,7 @@ def test_an_empty_index_tells_to_ingest():
 
 
 def test_admin_is_on_with_a_token():
-    from bot.startup import admin_switch
+    from bot.server.startup import admin_switch
 
     assert admin_switch(settings(REGBOT_ADMIN_TOKEN="t")).on
     assert not admin_switch(settings()).on

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from bot.metrics import Metrics
+from bot.service.metrics import Metrics
 from bot.state import (
     BackendSwitch,
     MemoryClaims,

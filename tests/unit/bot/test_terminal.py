@@ -1,4 +1,4 @@
-"""bot/terminal.py: how an answer reads on a terminal and in a pipe."""
+"""bot/cli/terminal.py: how an answer reads on a terminal and in a pipe."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from bot.terminal import Terminal
+from bot.cli.terminal import Terminal
 from rag.models import Answer, Route
 
 

@@ -10,14 +10,18 @@ from rag import messages
 from rag.cache import MemoryCacheBackend, SemanticAnswerCache
 from rag.llm import LlmStreamInterrupted, current_llm_call_budget
 from rag.models import AnswerEventKind, Chunk, Citation, Hit, Message, Outcome, Role, Route, Scope
-from rag.pipeline import AnswerPipeline, PipelineConfig, PipelineStages, collect
-from rag.stages.enhancer import EnhancedQuery
-from rag.stages.generator import DraftAnswer, GenerationEvent
-from rag.stages.grader import GradeResult
-from rag.stages.planner import QueryPlan
-from rag.stages.router import RouteDecision
-from rag.stages.understanding import QueryUnderstanding
-from rag.stages.verifier import VerificationResult
+from rag.pipeline import AnswerPipeline, PipelineConfig, collect
+from rag.stages.contracts import (
+    DraftAnswer,
+    EnhancedQuery,
+    GenerationEvent,
+    GradeResult,
+    QueryPlan,
+    QueryUnderstanding,
+    RouteDecision,
+    VerificationResult,
+)
+from rag.stages.factory import PipelineStages
 
 QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 ANSWER = "1년간 80퍼센트 이상 출근하면 15일이에요 [1]."

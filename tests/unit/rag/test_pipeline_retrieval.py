@@ -4,10 +4,7 @@ question as one typed query per part."""
 from rag.models import Route, Scope, Turn
 from rag.pipeline import AnswerPipeline
 from rag.retrieval.planned import PlannedQuery
-from rag.stages.enhancer import EnhancedQuery
-from rag.stages.planner import QueryPlan, Strategy
-from rag.stages.router import RouteDecision
-from rag.stages.understanding import QueryUnderstanding
+from rag.stages.contracts import EnhancedQuery, QueryPlan, QueryUnderstanding, RouteDecision, Strategy
 
 
 def understanding(enhanced: EnhancedQuery, plan: QueryPlan) -> QueryUnderstanding:

@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.teams.streaming import ConnectorCallFailed
+from adapters.teams.delivery import ConnectorCallFailed
 from rag.models import AnswerEvent
 
 

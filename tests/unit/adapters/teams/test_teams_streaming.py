@@ -6,11 +6,8 @@ import itertools
 
 import pytest
 
-from adapters.teams.streaming import (
-    ConnectorCallFailed,
-    PersonalChatStreamer,
-    ThreadReplyRenderer,
-)
+from adapters.teams.delivery import ConnectorCallFailed
+from adapters.teams.streaming import PersonalChatStreamer, ThreadReplyRenderer
 from rag import messages
 from rag.models import Answer, AnswerEvent, Citation, Route
 from tests.unit.adapters.teams.fakes import FakeClock, FakeSender, ScriptedEvents

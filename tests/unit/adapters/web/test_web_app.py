@@ -153,6 +153,20 @@ class TestAsk:
         assert playground.service.scope_requests[0].platform == "web"
         assert response.headers["X-Regbot-Turn"] == turn.turn_id
 
+    @pytest.mark.parametrize(("question", "language"), [
+        ("연차 며칠이야?", "ko"), ("IT팀 PC 반납은 언제 해?", "ko"),
+        ("How many days of annual leave?", "en"), ("Tôi được nghỉ phép năm bao nhiêu ngày?", "vi"),
+    ])
+    async def test_answer_names_the_questions_language_and_the_page_has_its_labels(self, playground, question,
+                                                                                    language):
+        from adapters.web import labels as web_labels
+
+        response, _ = await playground.ask(question)
+
+        assert response.headers["X-Regbot-Language"] == language
+        feedback_up = {"ko": web_labels.FEEDBACK_UP, "en": "👍 Helpful", "vi": "👍 Hữu ích"}[language]
+        assert web_labels.ANSWER_LABELS[language]["FEEDBACK_UP"] == feedback_up
+
     async def test_question_in_nfd_reaches_the_service_in_nfc(self, playground):
         import unicodedata
 

@@ -39,6 +39,9 @@ def test_english_questions_are_english_even_naming_a_korean_term(question: str) 
     "Công ty nợ lương thì làm sao?",
     "Nghỉ thai sản được mấy tháng?",
     "toi lam mot nam thi duoc nghi phep bao nhieu ngay",
+    # typed without diacritics, a third of the words common Vietnamese ones
+    "cong ty toi chi co 3 nguoi thoi, luat co ap dung cho chung toi khong?",
+    "toi muon hoi ve luat lao dong cho nguoi nuoc ngoai",
 ])
 def test_vietnamese_questions_are_vietnamese_with_or_without_diacritics(question: str) -> None:
     assert detect_language(question) == "vi"

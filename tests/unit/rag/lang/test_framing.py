@@ -37,3 +37,12 @@ def test_foreign_framing_holds_no_korean_outside_quoted_names(language: str) -> 
 def test_unknown_language_falls_back_to_korean() -> None:
     assert framing_for("fr").NOT_FOUND == messages.NOT_FOUND
     assert framing_for("en").NOT_FOUND.startswith("I could not find")
+
+
+def test_an_adapters_label_set_refuses_a_language_missing_a_label() -> None:
+    from rag.lang import label_set
+
+    with pytest.raises(ValueError, match="en differ from the Korean ones: SHARE"):
+        label_set({"UP": "👍 도움이 됐어요", "SHARE": "공유"}, {"UP": "👍 Helpful"},
+                  {"UP": "👍 Hữu ích", "SHARE": "Chia sẻ"})
+

@@ -47,3 +47,32 @@ def test_a_vietnamese_question_typed_without_diacritics_still_matches() -> None:
 def test_a_korean_question_has_no_korean_query_of_its_own() -> None:
     read = GLOSSARY.read("연차 며칠이야?")
     assert read.language == "ko" and read.korean_query == ""
+
+
+def test_a_korean_term_the_asker_names_comes_first_in_the_korean_query() -> None:
+    read = GLOSSARY.read("How many days of yeoncha (연차) do I get after one year?")
+    assert read.korean_query.split()[0] == "연차"
+
+
+def test_a_vietnamese_question_typed_plain_around_a_korean_term_still_matches() -> None:
+    read = GLOSSARY.read("lam 2 nam roi nghi viec thi duoc toejikgeum (퇴직금) bao nhieu")
+    assert read.language == "vi"
+    assert read.korean_query.split()[:3] == ["퇴직금", "퇴직", "사직"]
+
+
+@pytest.mark.parametrize("language", ["en", "vi"])
+def test_a_question_of_function_words_alone_is_wholly_read(language: str) -> None:
+    import yaml
+
+    from rag.lang.glossary import DEFAULT_FUNCTION_WORDS
+
+    for example in yaml.safe_load(DEFAULT_FUNCTION_WORDS.read_text(encoding="utf-8"))[language]["examples"]:
+        read = GLOSSARY.read(example)
+        assert (read.language, read.unread) == (language, 0.0), example
+
+
+def test_unread_is_the_share_of_content_words_no_phrase_took() -> None:
+    # "annual leave" is read; "use", "hiking" and "trip" are not: 3 of 5 content words unread.
+    assert GLOSSARY.read("Can I use annual leave for a hiking trip?").unread == 0.6
+    assert GLOSSARY.read("Which bakery sells the best croissants?").unread == 1.0
+    assert GLOSSARY.read("연차 며칠이야?").unread == 0.0

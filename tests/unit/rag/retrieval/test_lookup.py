@@ -138,6 +138,22 @@ def test_an_offline_follow_up_button_opens_the_article_it_names(lookup):
     assert (result.kind, result.doc, result.target) == ("article", "근로기준법", "제46조")
 
 
+def test_a_follow_up_button_for_a_foreign_question_is_the_bare_reference_and_opens_it(lookup):
+    from rag.lang import detect_language
+    from rag.stages.followups import REFERENCE_ONLY
+
+    query = REFERENCE_ONLY.format(doc="근로기준법", article="제46조", title="휴업수당")
+    assert detect_language(query) == "ko"  # tapped, it is a lookup by reference, not a foreign question
+    result = lookup.lookup(query)
+    assert (result.kind, result.doc, result.target) == ("article", "근로기준법", "제46조")
+
+
+@pytest.mark.parametrize("question", ["How much is overtime pay?", "Làm thêm giờ được trả bao nhiêu?"])
+def test_a_foreign_question_gets_follow_up_buttons_without_a_korean_sentence(question):
+    chunk = make_chunk(doc="근로기준법", article="제56조", title="연장 근로")
+    assert about_articles(question, [chunk]) == ("근로기준법 제56조(연장 근로)",)
+
+
 @pytest.mark.parametrize(("query", "kind", "doc", "candidates"), [
     ("제50조", "article", "근로기준법", ()),  # one regulation holds it: that article
     ("26조 보여줘", "ambiguous", "", ("국가공무원 복무규정", "근로기준법 시행령")),  # several: the choice

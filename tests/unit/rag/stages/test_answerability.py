@@ -191,3 +191,15 @@ class TestHeadingAndSimilarity:
         assert fit.score({**signals, "similarity": center + 0.02}) > base > fit.score(
             {**signals, "similarity": center - 0.02})
         assert fit.score({**signals, "similarity": None}) == base == fit.score({**signals, "similarity": center})
+
+
+def test_a_foreign_question_is_judged_by_the_foreign_blend_and_a_korean_one_by_the_korean_blend() -> None:
+    from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge
+
+    fit = AnswerabilityFit.load()
+    assert fit.foreign is not None and "unread" in fit.foreign.weights
+    judge = AnswerabilityJudge.__new__(AnswerabilityJudge)  # only the blend choice is exercised
+    judge.fit = fit
+    assert judge.blend({"similarity": 0.9, "foreign": 1.0}) is fit.foreign
+    assert judge.blend({"similarity": 0.9, "foreign": 0.0}) is fit
+    assert judge.blend({"similarity": None, "foreign": 1.0}) is fit.without_similarity

@@ -8,7 +8,8 @@ import pytest
 from rag import messages
 from rag.llm import LlmRequestFailed
 from rag.models import Chunk, Hit
-from rag.stages.generator import ExtractiveGenerator, FollowupSplitter, GenerationInput, LlmGenerator
+from rag.stages.contracts import GenerationInput
+from rag.stages.generator import ExtractiveGenerator, FollowupSplitter, LlmGenerator
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 
@@ -304,7 +305,7 @@ class TestExtractiveGenerator:
 
 
 def test_an_articles_quoted_paragraphs_are_listed_in_their_own_order():
-    from rag.stages.generator import in_article_order
+    from rag.stages.generator.extractive import in_article_order
 
     work = Hit(chunk=Chunk(chunk_id="w", doc="취업규칙", article="제12조", text="…"), score=1.0)
     travel = Hit(chunk=Chunk(chunk_id="t", doc="여비 규정", article="제5조", text="…"), score=0.5)
@@ -321,12 +322,12 @@ class TestCitedParagraph:
                ("③", "연차는 직원이 청구한 시기에 준다.")]
 
     def test_the_figure_decides_between_paragraphs_sharing_their_words(self, kiwi_tokenizer):
-        from rag.stages.generator import cited_paragraph
+        from rag.stages.generator.llm import cited_paragraph
 
         found = cited_paragraph("한 해를 근무하면 유급 연차 15일을 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0)
         assert found == 0
 
     def test_a_sentence_drawing_on_two_paragraphs_cites_the_article_alone(self, kiwi_tokenizer):
-        from rag.stages.generator import cited_paragraph
+        from rag.stages.generator.llm import cited_paragraph
 
         assert cited_paragraph("직원은 유급 연차를 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0) is None

@@ -5,8 +5,9 @@ import pytest
 from rag.llm import LlmOutputInvalid
 from rag.models import Message, Role, Route
 from rag.retrieval.query import QueryAnalyzer
+from rag.stages.contracts import Strategy
 from rag.stages.enhancer import HistoryWindow, OfflineQueryEnhancer
-from rag.stages.planner import OfflineQueryPlanner, Strategy
+from rag.stages.planner import OfflineQueryPlanner
 from rag.stages.router import OfflineQueryRouter
 from rag.stages.understanding import LlmQueryUnderstander, OfflineQueryUnderstander
 

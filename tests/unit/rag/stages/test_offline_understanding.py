@@ -3,8 +3,9 @@
 import pytest
 
 from rag.models import Message, Role, Route
+from rag.stages.contracts import Strategy
 from rag.stages.enhancer import OfflineQueryEnhancer
-from rag.stages.planner import OfflineQueryPlanner, Strategy
+from rag.stages.planner import OfflineQueryPlanner
 from rag.stages.router import OfflineQueryRouter
 from rag.stages.understanding import OfflineQueryUnderstander
 

@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from rag.stages import StageTimeouts
+from rag.stages.factory import StageTimeouts
 
 
 def test_an_unknown_timeout_name_is_refused():

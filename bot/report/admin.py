@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from adapters.web import SECURITY_HEADERS, published_only
-from bot import report_labels as L
-from bot.charts import PALETTE, horizontal_bars, stacked_columns
-from bot.records import RecordStore, open_record_store
-from bot.report import Report, ReportWindowError, load_report, parse_since
+from bot.report import labels as L
+from bot.report.charts import PALETTE, horizontal_bars, stacked_columns
+from bot.report.records import RecordStore, open_record_store
+from bot.report.report import Report, ReportWindowError, load_report, parse_since
 
 if TYPE_CHECKING:
-    from bot.server import Runtime
+    from bot.server.runtime import Runtime
     from rag.knowledge.versions import DocumentChange
 
 logger = logging.getLogger(__name__)

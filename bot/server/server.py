@@ -5,38 +5,25 @@ from __future__ import annotations
 import ipaddress
 import logging
 import sys
-from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from bot.app import Components, build_components
 from bot.config import Settings
-from bot.http_guard import RequestGuard
-from bot.lifecycle import GracefulShutdown
-from bot.limits import LimitsConfig
-from bot.metrics import Metrics
-from bot.readiness import check_readiness
-from bot.records import TurnRecorder, build_recorder
-from bot.scopes import ScopeResolver
-from bot.service import BotService
-from bot.startup import announce, summarize
+from bot.report.recorder import build_recorder
+from bot.server.http_guard import RequestGuard
+from bot.server.lifecycle import GracefulShutdown
+from bot.server.readiness import check_readiness
+from bot.server.runtime import Runtime
+from bot.server.startup import announce, summarize
+from bot.service.limits import LimitsConfig
+from bot.service.metrics import Metrics
+from bot.service.scopes import ScopeResolver
+from bot.service.service import BotService
 from bot.state import RedisConnection, StateStores
 from rag.models import Chunk, Scope
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Runtime:
-    """What the server holds for its lifetime: components, the service, state, metrics and adapters."""
-
-    settings: Settings
-    components: Components
-    store: StateStores
-    metrics: Metrics
-    service: BotService
-    adapters: list = field(default_factory=list)
-    recorder: TurnRecorder | None = None
 
 
 RUNTIME = web.AppKey("runtime", Runtime)
@@ -70,7 +57,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """200 while the bot can answer (even degraded); the body names each dependency's state (bot/readiness.py)."""
+    """200 while the bot can answer (even degraded); the body names each dependency's state (readiness.py)."""
     runtime = request.app[RUNTIME]
     report = await check_readiness(
         corpus=runtime.components.corpus, dense=runtime.components.dense, store=runtime.store,
@@ -173,7 +160,7 @@ def create_app(runtime: Runtime) -> web.Application:
     app.router.add_get("/metrics", metrics_view)
     attach_adapters(app, runtime)
     if runtime.settings.admin_token:
-        from bot.admin import AdminPage
+        from bot.report.admin import AdminPage
 
         AdminPage.for_runtime(runtime).attach(app)
     if not runtime.settings.playground:

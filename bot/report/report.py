@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.records import FeedbackRecord, RecordStore, TurnRecord
-from bot.report_changes import AmendmentActivity, recent_changes
-from bot.themes import Theme, group_refusals
+from bot.report.changes import AmendmentActivity, recent_changes
+from bot.report.records import FeedbackRecord, RecordStore, TurnRecord
+from bot.report.themes import Theme, group_refusals
 from rag.knowledge.versions import DocumentChange
 from rag.stages.vocabulary import KnownWords
 

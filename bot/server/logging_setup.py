@@ -9,7 +9,7 @@ length (`question` → `question_chars`), and the DEBUG output of the libraries 
 (Slack, Teams, LLM and HTTP clients) is dropped. Every message is cut to `MAX_MESSAGE_CHARS` (content fields,
 when allowed, to `MAX_CONTENT_CHARS`), so no line can carry a request body whole: a library that formats one
 into a message (bolt does, for a bad signature) adds a few hundred bytes, not megabytes. Requests themselves
-are logged by `bot.http_guard` (method, path, status, sizes, request id), not by aiohttp's access log.
+are logged by `bot.server.http_guard` (method, path, status, sizes, request id), not by aiohttp's access log.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def configure_logging(*, log_content: bool = False, level: int = logging.INFO, s
         old.close()
     root.addHandler(handler)
     root.setLevel(level)
-    # bot.http_guard writes one line per request (without the query string); aiohttp's access log would repeat
+    # bot.server.http_guard writes one line per request (without the query string); aiohttp's access log would repeat
     # it, with the query.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     # In anonymous (local) Teams mode the SDK warns about the missing app id on every turn.

@@ -18,6 +18,7 @@ from rich.markdown import Heading, Markdown
 from rich.spinner import Spinner
 from rich.text import Text
 
+from rag.answer_fold import AnswerFold
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Citation
 
 # The CLI's own labels (the answer's words come from the pipeline).
@@ -55,6 +56,10 @@ class StreamResult:
     error: str = ""
     text: str = ""  # the answer text streamed (kept when the turn ends in an error)
 
+    @classmethod
+    def of(cls, fold: AnswerFold) -> StreamResult:
+        return cls(answer=fold.answer, error=fold.error, text=fold.text)
+
 
 class Terminal:
     """Renders answers on `out` (stdout) and status on `err` (stderr)."""
@@ -75,20 +80,16 @@ class Terminal:
             parts = [AnswerMarkdown("".join(text))] if text else []
             return Group(*parts, status)
 
-        result = StreamResult(answer=None)
+        fold = AnswerFold()
         with Live(view(), console=self.err, transient=True, refresh_per_second=10, vertical_overflow="crop") as live:
             async for event in events:
+                fold.take(event)
                 if event.kind == AnswerEventKind.STATUS:
                     status.update(text=Text(event.text, style="dim"))
                 elif event.kind == AnswerEventKind.DELTA:
                     text.append(event.text)
-                    result.text += event.text
-                elif event.kind == AnswerEventKind.ERROR:
-                    result.error = event.text
-                elif event.kind == AnswerEventKind.DONE:
-                    result.answer = event.answer
                 live.update(view())
-        return result
+        return StreamResult.of(fold)
 
     def markdown(self, text: str) -> None:
         """Markdown on stdout: styled on a terminal, plain (no `**`, no padding) in a pipe or file."""
@@ -138,15 +139,10 @@ def footnote(citation: Citation) -> Text:
 
 
 async def _collect(events: AsyncIterator[AnswerEvent]) -> StreamResult:
-    result = StreamResult(answer=None)
+    fold = AnswerFold()
     async for event in events:
-        if event.kind == AnswerEventKind.DELTA:
-            result.text += event.text
-        elif event.kind == AnswerEventKind.ERROR:
-            result.error = event.text
-        elif event.kind == AnswerEventKind.DONE:
-            result.answer = event.answer
-    return result
+        fold.take(event)
+    return StreamResult.of(fold)
 
 
 __all__ = ["AnswerMarkdown", "StreamResult", "Terminal", "footnote"]

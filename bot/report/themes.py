@@ -1,6 +1,6 @@
 """Refused questions grouped into themes ("what the rules don't cover"), offline and deterministic.
 
-Only the common nouns of a refused question are stored (see `bot.records`), so themes are built from noun sets:
+Only the common nouns of a refused question are stored (see `bot.report.records`), so themes are built from noun sets:
 each question joins the theme of its most telling noun — a specific noun (not a generic one such as 시간, 방법)
 shared by the most refused questions — and a theme whose noun begins another theme's noun absorbs it (주차 takes
 주차장). A theme is labelled by its noun and, when most of its questions share one, a second noun.

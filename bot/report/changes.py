@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from pydantic import BaseModel, ConfigDict
 
 from bot.config import Settings
-from bot.records import TurnRecord
+from bot.report.records import TurnRecord
 from rag.knowledge.versions import DocumentChange
 
 

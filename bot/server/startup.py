@@ -12,7 +12,7 @@ from typing import TextIO
 from bot.config import Settings
 from rag.llm.base import redact_url
 
-log = logging.getLogger("bot.startup")
+log = logging.getLogger("bot.server.startup")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from bot.server import Runtime
+    from bot.server.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 

@@ -1,36 +1,42 @@
 """The `regbot` command line (DESIGN.md §3): ingest, ask, chat, search, eval, serve, playground.
 
 Each command is one `cmd_*` function plus one `add_*_arguments` function, registered in `COMMANDS`.
+`ask` and `chat` live in `bot.cli.chat`, `eval` in `bot.cli.eval`, `changes` and `report` in their own modules;
+what they share (exit codes, consoles, `CliError`, the index check) in `bot.cli.common`.
 Output: the answer (or table, or JSON) on stdout; status, progress, warnings and errors on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
-import sqlite3
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import closing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
-from rich.console import Console
 
-from bot.changes_cli import add_changes_arguments, cmd_changes
+from bot.cli.changes import add_changes_arguments, cmd_changes
+from bot.cli.chat import add_ask_arguments, add_chat_arguments, cmd_ask, cmd_chat
+from bot.cli.common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    CliError,
+    build,
+    checked_question,
+    console,
+    index_chunks,
+    out,
+    positive_int,
+    require_index,
+)
+from bot.cli.eval import add_eval_arguments, cmd_eval
 from bot.config import Settings
 from rag.errors import RegbotError
-from rag.models import Answer, Message, Role
-from rag.text import normalize_text, question_problem
-
-if TYPE_CHECKING:
-    from rich.table import Table
-
-    from bot.terminal import StreamResult
 
 EXIT_CODES_HELP = """exit codes:
   0    success
@@ -38,128 +44,6 @@ EXIT_CODES_HELP = """exit codes:
   2    bad input: an unknown option, a missing file, a bad eval line, a question too long
   3    no index in the data dir: run `regbot ingest FOLDER` first
   130  interrupted (Ctrl-C)"""
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_NO_INDEX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-# The CLI's own words; what an answer says comes from rag/messages.py.
-LOADING = "규정 색인을 불러오는 중…"
-CHAT_WELCOME = "regbot — 규정에 대해 물어보세요. 명령은 /help, 끝내려면 /quit 또는 Ctrl-D."
-CHAT_PROMPT = "\n질문> "
-CHAT_HELP = """/help      이 도움말
-/reset     대화 기록을 지우고 새로 시작
-/sources   마지막 답변의 출처와 인용문
-/quit      끝내기 (/exit, Ctrl-D)
-1, 2, 3    마지막 답변의 이어지는 질문을 번호로 묻기"""
-CHAT_RESET = "대화 기록을 지웠어요."
-CHAT_NO_SOURCES = "아직 출처가 있는 답변이 없어요."
-CHAT_UNKNOWN_COMMAND = "모르는 명령이에요: {command} (/help 참고)"
-CHAT_NO_FOLLOWUPS = "고를 수 있는 이어지는 질문이 아직 없어요. 질문을 글로 적어 주세요."
-CHAT_PICK_NUMBER = "1부터 {count}까지의 번호를 골라 주세요."
-NO_ANSWER = "답변을 만들지 못했어요."
-CHAT_CANCELLED = "답변을 멈췄어요. 다른 질문을 입력하거나 /quit 으로 끝내세요."
-
-class StdoutConsole(Console):
-    """stdout. rich ends the process with status 1 when the reader leaves (`regbot report | head`); here that is a
-    BrokenPipeError, which `main` turns into a quiet exit 0 as for every other command."""
-
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError
-
-
-console = Console(stderr=True)
-out = StdoutConsole()
-
-
-class CliError(Exception):
-    """A problem the user can fix; printed as one line on stderr, with `code` as the exit status."""
-
-    def __init__(self, message: str, code: int = EXIT_INPUT) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def answer_json(answer: Answer) -> dict:
-    return {
-        "answer": answer.text,
-        "route": answer.route.value,
-        "citations": [c.model_dump(include={"doc", "article", "title", "quote", "url"}) for c in answer.citations],
-        "followups": list(answer.followups),
-        "llm_calls": answer.llm_calls,
-        "timings_ms": answer.timings_ms,
-    }
-
-
-def error_json(message: str, *, streamed: str = "") -> dict:
-    """The answer shape for a turn that produced no answer; text already streamed stays before the message (the
-    JSON reader saw none of it, and it was right so far)."""
-    shown = streamed.rstrip()
-    return {"answer": f"{shown}\n\n{message}" if shown else message, "route": "error", "citations": [],
-            "followups": [], "llm_calls": 0, "timings_ms": {}}
-
-
-# --- building blocks ----------------------------------------------------------------------------
-
-
-def index_chunks(data_dir: Path) -> int | None:
-    """Chunks in the index of `data_dir` (None: no index there); reads without creating anything."""
-    path = data_dir / "index.sqlite"
-    if not path.is_file():
-        return None
-    try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            return int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-    except sqlite3.Error:
-        return None
-
-
-def looked_in(settings: Settings, *, flag: bool) -> str:
-    """Where the data dir was looked for, in the order `Settings` looks (docs/configuration.md "The data dir")."""
-    import os
-
-    from bot.config import project_dir_candidates, user_data_dir
-
-    if flag:
-        return f"{settings.data_dir} (--data-dir)"
-    if any(name.upper() == "REGBOT_DATA_DIR" for name in os.environ):
-        return f"{settings.data_dir} (REGBOT_DATA_DIR)"
-    candidates = project_dir_candidates()
-    if settings.data_dir in candidates:
-        return f"{settings.data_dir} (the nearest .regbot folder)"
-    return ", ".join(str(p) for p in (*candidates, user_data_dir()))
-
-
-def require_index(settings: Settings, args: argparse.Namespace) -> None:
-    """A read command's first step: the index must exist and hold chunks (nothing is created otherwise). The
-    message names every place looked in, so an index written elsewhere (the demo's `./.regbot`) is easy to spot."""
-    chunks = index_chunks(settings.data_dir)
-    places = looked_in(settings, flag=bool(getattr(args, "data_dir", None)))
-    if chunks is None:
-        raise CliError(f"no index found (looked in {places}): run `regbot ingest FOLDER` first, or point "
-                       "--data-dir / REGBOT_DATA_DIR at an index", EXIT_NO_INDEX)
-    if chunks == 0:
-        raise CliError(f"the index in {settings.data_dir} is empty: run `regbot ingest FOLDER`", EXIT_NO_INDEX)
-
-
-def build(settings: Settings):
-    """The components, built under a spinner on stderr (loading Kiwi and the indexes takes a few seconds)."""
-    from bot.app import build_components
-
-    with console.status(LOADING):
-        return build_components(settings)
-
-
-def checked_question(text: str, settings: Settings) -> str:
-    """The question, NFC; CliError with the same message every surface gives when it cannot be asked."""
-    question = normalize_text(text).strip()
-    problem = question_problem(question, max_chars=settings.max_question_chars)
-    if problem:
-        raise CliError(problem)
-    return question
-
-
-async def run_turn(components, terminal, question: str, history: tuple[Message, ...] = ()) -> StreamResult:
-    from rag.models import Turn
-
-    return await terminal.stream(components.pipeline.run(Turn(turn_id="cli", text=question, history=history)))
 
 
 # --- commands -----------------------------------------------------------------------------------
@@ -243,118 +127,6 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_FAILED if report.failed else EXIT_OK
 
 
-def add_ask_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--json", action="store_true", help="print the answer as JSON (DESIGN.md §3 shape)")
-    p.add_argument("--debug", action="store_true", help="also print the data dir, route, timings and flow log")
-
-
-def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.terminal import Terminal
-
-    question = checked_question(args.question, settings)
-    require_index(settings, args)
-    components = args.build(settings)
-    terminal = Terminal(out, console)
-    result = asyncio.run(run_turn(components, terminal, question))
-    answer, error = result.answer, result.error
-    if answer is None:
-        if args.json:
-            print(json.dumps(error_json(error, streamed=result.text), ensure_ascii=False))
-        raise CliError(error or NO_ANSWER, EXIT_FAILED)
-    if args.json:
-        print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2))
-        return EXIT_OK
-    terminal.answer(answer)
-    if args.debug:
-        console.print(f"[dim]data_dir={settings.data_dir} route={answer.route.value} llm_calls={answer.llm_calls} "
-                      f"timings_ms={answer.timings_ms}", highlight=False)
-        for note in answer.notes:
-            console.print(f"[dim]  {note}", highlight=False)
-    return EXIT_OK
-
-
-
-
-
-def add_chat_arguments(p: argparse.ArgumentParser) -> None:
-    p.epilog = "in the chat:\n" + CHAT_HELP
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-
-
-def read_lines(prompt: str) -> Iterator[str]:
-    """Lines typed by the user (with line editing on a terminal; no prompt when stdin is a pipe)."""
-    while True:
-        try:
-            line = input(prompt) if sys.stdin.isatty() else sys.stdin.readline()
-        except (EOFError, KeyboardInterrupt):
-            return
-        if not sys.stdin.isatty() and not line:
-            return
-        yield line
-
-
-def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.terminal import Terminal
-
-    require_index(settings, args)
-    components = args.build(settings)
-    terminal = Terminal(out, console)
-    history: list[Message] = []
-    last: Answer | None = None
-    console.print(CHAT_WELCOME)
-    for line in read_lines(CHAT_PROMPT):
-        text = line.strip()
-        if not text:
-            continue
-        command = text.lower()
-        if command in ("/quit", "/exit", "/q"):
-            break
-        if command in ("/help", "/?"):
-            console.print(CHAT_HELP, highlight=False)
-            continue
-        if command == "/reset":
-            history.clear()
-            last = None
-            console.print(CHAT_RESET)
-            continue
-        if command == "/sources":
-            if last is None or not last.citations:
-                console.print(CHAT_NO_SOURCES)
-            else:
-                terminal.sources(last.citations)
-            continue
-        if text.startswith("/"):
-            console.print(CHAT_UNKNOWN_COMMAND.format(command=text), markup=False)
-            continue
-        if text.isdigit() and len(text) <= 2:
-            if last is None or not last.followups:
-                console.print(CHAT_NO_FOLLOWUPS)
-                continue
-            number = int(text)
-            if not 1 <= number <= len(last.followups):
-                console.print(CHAT_PICK_NUMBER.format(count=len(last.followups)))
-                continue
-            text = last.followups[number - 1]
-            console.print(f"[dim]→ {text}", highlight=False)
-        try:
-            question = checked_question(text, settings)
-        except CliError as exc:
-            console.print(str(exc))
-            continue
-        try:
-            result = asyncio.run(run_turn(components, terminal, question, tuple(history)))
-        except KeyboardInterrupt:  # Ctrl-C during an answer cancels that answer, not the chat
-            console.print(CHAT_CANCELLED)
-            continue
-        answer, error = result.answer, result.error
-        if answer is None:
-            console.print(error or NO_ANSWER, markup=False)
-            continue
-        terminal.answer(answer, followup_hint=True)
-        last = answer
-        history.extend([Message(role=Role.USER, content=question), Message(role=Role.ASSISTANT, content=answer.text)])
-    return EXIT_OK
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:
@@ -384,71 +156,6 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def add_eval_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="eval file: one JSON object a line (docs/eval.md)")
-    p.add_argument("-k", type=positive_int, default=10, metavar="N", help="hits scored per item (default: %(default)s)")
-    p.add_argument("--json", action="store_true", help='print {"metrics", "by_type", "items"} as JSON')
-
-
-def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from rag.eval import Evaluator, dumps, load_eval_file
-
-    items = load_eval_file(Path(args.file))
-    require_index(settings, args)
-    components = args.build(settings)
-    names = components.lookup.names()
-
-    def same_doc(gold: str, doc: str) -> bool:
-        resolved = names.resolve(gold)
-        return (resolved.doc or gold).replace(" ", "") == doc.replace(" ", "")
-
-    evaluator = Evaluator(components.pipeline, same_doc=same_doc, k=args.k)
-    with Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("eval", total=len(items))
-        result = asyncio.run(evaluator.run(items, progress=lambda n: bar.update(task, completed=n)))
-    if args.json:
-        print(dumps(result))
-        return 0
-    out.print(eval_table(result, title=f"regbot eval {args.file}"))
-    metrics = result["metrics"]
-    out.print(" · ".join(f"{label} {_figure(metrics.get(key))}" for key, label in EVAL_HEADLINE))
-    return 0
-
-
-# The figures a reader looks for first (DESIGN.md §3 "Eval figures").
-EVAL_HEADLINE = (("refusal_rate_out_of_scope", "out-of-scope refused"),
-                 ("false_refusal_rate_answerable", "answerable refused"),
-                 ("hedged_rate_answerable", "answerable hedged"),
-                 ("hedged_rate_out_of_scope", "out-of-scope hedged"),
-                 ("no_retrieval_rate_chitchat", "small talk without retrieval"),
-                 ("keyword_coverage_first_200", "keywords in first 200 chars"))
-
-
-def _figure(value) -> str:
-    return "–" if value is None else str(value)
-
-
-def eval_table(result: dict, *, title: str) -> Table:
-    """Metrics as rows and item types as columns ("all" first), so the table stays narrow as metrics are added."""
-    from rich.table import Table
-
-    columns = [("all", result["metrics"]), *result["by_type"].items()]
-    table = Table(title=title)
-    # A narrow terminal wraps names onto a second line instead of cutting them (two metrics share their first 16
-    # characters): metrics are shown with spaces for their JSON key's underscores; figures ("0.6667") never wrap.
-    table.add_column("metric", overflow="fold")
-    for name, _ in columns:
-        table.add_column(name.replace("_", " "), justify="right", min_width=6, overflow="fold")
-    for metric in result["metrics"]:
-        values = [values.get(metric) for _, values in columns]
-        if all(v is None for v in values):
-            continue
-        table.add_row(metric.replace("_", " "), *["" if v is None else str(v) for v in values])
-    return table
-
-
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.description = ("Slack (/slack/events), Teams (/api/messages), /healthz, /readyz, /metrics; the web playground "
                      "with REGBOT_PLAYGROUND=true. Address: REGBOT_HOST:REGBOT_PORT.")
@@ -456,8 +163,8 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.logging_setup import configure_logging
-    from bot.server import PortInUse, serve
+    from bot.server.logging_setup import configure_logging
+    from bot.server.server import PortInUse, serve
 
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
@@ -480,7 +187,7 @@ def cmd_playground(args: argparse.Namespace, settings: Settings) -> int:
     import os
     import webbrowser
 
-    from bot.server import PORT_IN_USE, PortInUse, build_runtime, create_app, port_in_use, run_until_stopped
+    from bot.server.server import PORT_IN_USE, PortInUse, build_runtime, create_app, port_in_use, run_until_stopped
 
     port = args.port if args.port is not None else settings.port
     settings = settings.model_copy(update={"playground": True, "host": "127.0.0.1", "port": port})
@@ -518,7 +225,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     """What was asked, answered, refused (by theme) and disliked, from the turn records `serve` writes."""
-    from bot.report_cli import run_report
+    from bot.cli.report import run_report
 
     return run_report(settings, since=args.since, as_json=args.json, html_file=args.html, purge=args.purge,
                       purge_all=args.all, out=out, err=console)
@@ -549,16 +256,6 @@ COMMANDS: list[Command] = [
 
 
 # --- parsing and running ------------------------------------------------------------------------
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
 
 
 def version() -> str:

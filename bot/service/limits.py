@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from bot.config import Settings
-    from bot.metrics import Metrics
+    from bot.service.metrics import Metrics
     from bot.state import RateBuckets
 
 

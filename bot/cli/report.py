@@ -18,12 +18,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bot import report_labels as L
-from bot.admin import render_report_html
 from bot.config import Settings
-from bot.records import open_record_store
-from bot.report import Report, ReportWindowError, load_report, parse_since, report_json
-from bot.report_changes import changes_in_data_dir
+from bot.report import labels as L
+from bot.report.admin import render_report_html
+from bot.report.changes import changes_in_data_dir
+from bot.report.records import open_record_store
+from bot.report.report import Report, ReportWindowError, load_report, parse_since, report_json
 from rag.knowledge.store import ChunkStore
 from rag.lang.lexicon import Lexicon
 from rag.stages.vocabulary import KnownWords

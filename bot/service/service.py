@@ -1,8 +1,8 @@
 """The bot service behind every adapter: input checks, limits, per-conversation lock, history, the pipeline.
 
-`BotService` implements `adapters.base.TurnService`. Conversation keys are expected to read
-`{platform}:{workspace or tenant}:{rest}` (e.g. `slack:T01:C02:1712345678.000100`); the service takes the
-platform (metrics label) and the workspace (rate-limit bucket) from them.
+`BotService` implements `adapters.base.TurnService`. The service reads a turn's conversation key
+(`adapters.conversation.ConversationKey`) for the platform (metrics label), the workspace and the channel
+(rate-limit buckets).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from adapters.base import Feedback, ScopeRequest
-from bot.limits import AnswerQueue, LimitsConfig, RateLimiter
-from bot.metrics import Metrics
-from bot.records import TurnRecorder
-from bot.scopes import ScopeResolver
+from adapters.conversation import ConversationKey
+from bot.report.recorder import TurnRecorder
+from bot.service.limits import AnswerQueue, LimitsConfig, RateLimiter
+from bot.service.metrics import Metrics
+from bot.service.scopes import ScopeResolver
 from bot.state import (
     ConversationLocks,
     EventClaims,
@@ -34,6 +35,7 @@ from bot.state import (
     StateUnavailable,
 )
 from rag import messages
+from rag.answer_fold import AnswerFold
 from rag.models import Answer, AnswerEvent, AnswerEventKind, Message, Role, Scope, Turn
 from rag.text import normalize_text, question_problem
 
@@ -41,7 +43,6 @@ logger = logging.getLogger(__name__)
 
 _UNSALTED_KEY = b"regbot-user-pseudonym"  # records off: see BotService._pseudonym
 
-_PLATFORMS = frozenset({"slack", "teams", "web", "cli"})
 # How often a turn waiting for a channel/workspace token hears its new place in line (Slack status edits).
 _POSITION_UPDATE_S = 2.0
 
@@ -66,23 +67,6 @@ class ServiceState(Protocol):
 
     @property
     def history(self) -> HistoryStore: ...
-
-
-def conversation_origin(conversation_key: str) -> tuple[str, str]:
-    """(platform, workspace) of a `{platform}:{workspace}:{rest}` key; ("other", "") without a platform."""
-    parts = conversation_key.split(":", 2)
-    if parts[0] not in _PLATFORMS:
-        return "other", ""
-    return parts[0], parts[1] if len(parts) == 3 else ""
-
-
-def conversation_channel(conversation_key: str) -> str:
-    """The channel part of a Slack or Teams conversation key (a Teams thread id carries `;messageid=`)."""
-    parts = conversation_key.split(":", 2)
-    if len(parts) < 3 or parts[0] not in ("slack", "teams"):
-        return ""
-    rest = parts[2]
-    return rest.split(":", 1)[0] if parts[0] == "slack" else rest.split(";", 1)[0]
 
 
 @dataclass
@@ -190,8 +174,7 @@ class BotService:
 
     async def answer(self, turn: Turn) -> AsyncIterator[AnswerEvent]:
         """Answer one turn; always ends with a `done` or an `error` event and never raises."""
-        platform, _ = conversation_origin(turn.conversation_key)
-        record = _TurnRecord(platform=platform, started=self._clock())
+        record = _TurnRecord(platform=ConversationKey.parse(turn.conversation_key).platform, started=self._clock())
         try:
             # aclosing: an adapter that stops reading still releases the lock and the answer slot at once.
             async with contextlib.aclosing(self._answer(turn, record)) as events:
@@ -265,15 +248,17 @@ class BotService:
 
     async def _run_pipeline(self, turn: Turn, record: _TurnRecord) -> AsyncIterator[AnswerEvent]:
         """Relay the pipeline's events; stop after its `done` or `error`. The pipeline owns the deadline."""
+        fold = AnswerFold()
         async with contextlib.aclosing(self._pipeline.run(turn)) as events:
             async for event in events:
-                if event.kind == AnswerEventKind.DONE:
+                fold.take(event)
+                if fold.done:
                     record.outcome = "answered"
-                    record.answer = event.answer
+                    record.answer = fold.answer
                     yield event
                     return
-                if event.kind == AnswerEventKind.ERROR:
-                    timed_out = event.text.endswith(messages.TIMEOUT)
+                if fold.failed:
+                    timed_out = fold.error.endswith(messages.TIMEOUT)
                     record.outcome = "timeout" if timed_out else "failed"
                     self._metrics.observe_error("timeout" if timed_out else "pipeline")
                     yield event
@@ -330,21 +315,20 @@ class BotService:
         return hmac.new(self._pseudonym_key, value.encode(), hashlib.sha256).hexdigest()[:16]
 
     async def _user_bucket(self, turn: Turn) -> str:
-        platform, workspace = conversation_origin(turn.conversation_key)
+        key = ConversationKey.parse(turn.conversation_key)
         if turn.user:
-            return f"{platform}:{workspace}:{await self._pseudonym(turn.user)}"
+            return f"{key.platform}:{key.workspace}:{await self._pseudonym(turn.user)}"
         return f"conversation:{turn.conversation_key}" if turn.conversation_key else ""
 
     @staticmethod
     def _channel_bucket(turn: Turn) -> str:
-        platform, workspace = conversation_origin(turn.conversation_key)
-        channel = conversation_channel(turn.conversation_key)
-        return f"{platform}:{workspace}:{channel}" if channel else ""
+        key = ConversationKey.parse(turn.conversation_key)
+        return f"{key.platform}:{key.workspace}:{key.channel}" if key.channel else ""
 
     @staticmethod
     def _workspace_bucket(turn: Turn) -> str:
-        platform, workspace = conversation_origin(turn.conversation_key)
-        return f"{platform}:{workspace}" if workspace else ""
+        key = ConversationKey.parse(turn.conversation_key)
+        return f"{key.platform}:{key.workspace}" if key.workspace else ""
 
     def _finish(self, turn: Turn, record: _TurnRecord) -> None:
         latency_s = self._clock() - record.started
@@ -384,4 +368,4 @@ class BotService:
             logger.info("turn %s question=%r answer=%r", turn.turn_id, turn.text, answer.text if answer else "")
 
 
-__all__ = ["AnswerRunner", "BotService", "ServiceState", "conversation_channel", "conversation_origin"]
+__all__ = ["AnswerRunner", "BotService", "ServiceState"]

@@ -1,0 +1,1 @@
+"""The bot service behind every adapter (`BotService`), with its limits, scopes and metrics."""
