@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ import numpy as np  # noqa: E402
 
 from rag.eval import EvalItem, GoldRef, load_eval_file  # noqa: E402
 from rag.knowledge.store import ChunkStore  # noqa: E402
+from rag.lang.reference import is_division_label  # noqa: E402
 from rag.retrieval.corpus import REPEALED, split_stored_tokens  # noqa: E402
 from rag.retrieval.names import DocumentNames, load_aliases  # noqa: E402
 from rag.retrieval.tokenizer import KiwiTokenizer  # noqa: E402
@@ -83,7 +83,7 @@ class ArticleBm25:
             return False
         if gold.article == "*":
             return True
-        if re.fullmatch(r"제\d+[편장절관](의\d+)?", gold.article):
+        if is_division_label(gold.article):
             return ref[2] == gold.article or ref[1] == gold.article
         return ref[1] == gold.article
 

@@ -25,7 +25,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,8 @@ import aiohttp  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from rag import messages  # noqa: E402
+from rag.knowledge.loaders.markdown import MarkdownLoader  # noqa: E402
+from rag.lang.reference import ARTICLE_HEADING  # noqa: E402
 
 SAMPLES = REPO_ROOT / "samples"
 CHANNEL = "C0LOAD"
@@ -49,7 +50,6 @@ READY_TIMEOUT_S = 180.0
 
 # Article titles too generic to ask about.
 _SKIPPED_TITLES = {"목적", "정의", "적용 범위", "시행일"}
-_ARTICLE_HEADER = re.compile(r"^#{2,6}\s*제\d+조(?:의\d+)?\s*\(([^)]+)\)", re.MULTILINE)
 
 # {topic} takes the right particle: 은/는 after 받침 or not, 이/가 likewise.
 TEMPLATES = (
@@ -85,11 +85,16 @@ def sample_topics(folder: Path = SAMPLES) -> list[tuple[str, str]]:
     """(document, article title) pairs of the sample regulations."""
     topics: list[tuple[str, str]] = []
     for path in sorted(folder.glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        title = re.search(r"^제목:\s*(.+)$", text, re.MULTILINE)
-        doc = title.group(1).strip() if title else path.stem
-        topics += [(doc, t.strip()) for t in _ARTICLE_HEADER.findall(text) if t.strip() not in _SKIPPED_TITLES]
+        loaded = MarkdownLoader().load(path)
+        doc = loaded.title or path.stem
+        topics += [(doc, t) for t in _article_titles(loaded.text) if t not in _SKIPPED_TITLES]
     return topics
+
+
+def _article_titles(text: str) -> list[str]:
+    """The titles of the article headings ("## 제20조(연차유급휴가)" → 연차유급휴가)."""
+    matches = (ARTICLE_HEADING.match(line.lstrip("#").strip()) for line in text.splitlines() if line.startswith("##"))
+    return [m.group(3).strip() for m in matches if m and m.group(3) and m.group(3).strip()]
 
 
 def make_questions(count: int, topics: list[tuple[str, str]]) -> list[str]:

@@ -47,6 +47,7 @@ from rag.knowledge.chunker import ArticleChunker  # noqa: E402
 from rag.knowledge.loaders import LoaderRegistry  # noqa: E402
 from rag.knowledge.parser import RegulationParser  # noqa: E402
 from rag.knowledge.store import ChunkStore, FileRecord  # noqa: E402
+from rag.lang.script import STATUTE_SENTENCE_BREAK  # noqa: E402
 from rag.models import Chunk  # noqa: E402
 from rag.retrieval.corpus import TITLE_MARKER  # noqa: E402
 
@@ -110,7 +111,7 @@ class SampleStructure:
         sentences: list[str] = []
         for chunk in chunks:
             for line in chunk.text.split("\n")[1:]:
-                sentences += [s.strip() for s in re.split(r"(?<=다\.)\s+", line) if len(s.strip()) > 8]
+                sentences += [s.strip() for s in STATUTE_SENTENCE_BREAK.split(line) if len(s.strip()) > 8]
         self.sentences = sorted(set(sentences))
         self.titles = sorted({c.title for c in chunks if c.title})
         started = time.perf_counter()

@@ -14,7 +14,7 @@ from rag.cache import CacheBackend, SemanticAnswerCache
 from rag.errors import RetrievalUnavailable
 from rag.knowledge.store import ChunkStore
 from rag.knowledge.versions import ChangeLog, promote_due_versions, today_of
-from rag.lang import load_glossary
+from rag.lang.lexicon import Lexicon
 from rag.llm import ResilientProvider, build_llm_provider
 from rag.pipeline import AnswerPipeline, PipelineConfig
 from rag.retrieval.config import RetrievalConfig
@@ -30,6 +30,7 @@ from rag.retrieval.retriever import HybridRetriever
 from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.stages.changes import AmendmentNotes, ChangeAnswerer
 from rag.stages.factory import build_stages
+from rag.stages.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from rag.knowledge.ingest import Ingestor
@@ -123,15 +124,16 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     except RetrievalUnavailable as exc:  # Chroma down: they stay held; the first answer or ingest retries
         log.warning("held versions stay held until the dense index is reachable: %s", exc)
     corpus = IndexedCorpus(store, dense_index, tokenizer)
-    # A deployment's own glossary words (DESIGN §3, language home): REGBOT_DATA_DIR/lexicon/glossary*.yaml.
-    glossary = load_glossary(extra=sorted((settings.data_dir / "lexicon").glob("glossary*.yaml")))
-    analyzer = QueryAnalyzer(tokenizer, intents=None if settings.intent_expansion else [], glossary=glossary)
-    neighbours = NeighbourExpander(corpus)
-    lookup = StructuralLookup(corpus, citations=neighbours)
+    # The package's vocabulary and the deployment's own (DESIGN §3, language home): REGBOT_DATA_DIR/lexicon/.
+    words = Vocabulary.load(Lexicon(settings.data_dir / "lexicon"))
+    analyzer = QueryAnalyzer(tokenizer, words.synonyms, audiences=words.audiences, glossary=words.glossary,
+                             intents=words.intents if settings.intent_expansion else [])
+    neighbours = NeighbourExpander(corpus, aliases=words.aliases)
+    lookup = StructuralLookup(corpus, citations=neighbours, aliases=words.aliases)
     llm = open_llm(settings)
     config = RetrievalConfig(**settings.retrieval.model_dump())
     retriever = HybridRetriever(corpus, analyzer, config=config, reranker=build_reranker(config, corpus, llm),
-                                neighbours=neighbours)
+                                neighbours=neighbours, aliases=words.aliases)
     cache = None
     if cache_backend is not None and settings.cache_enabled:
         cache = SemanticAnswerCache(cache_backend, index_version=store.identity,
@@ -144,7 +146,8 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
     # The fast model's short structured replies start within a fraction of the answer's time to first byte.
     stages = build_stages(llm=llm, corpus=corpus, tokenizer=tokenizer, lookup=lookup, analyzer=analyzer,
                           config=settings.stages_config(), cache=cache, search=retriever, folder=folder,
-                          changes=ChangeAnswerer(changes, lookup, clock=clock, recent_days=settings.recent_change_days),
+                          changes=ChangeAnswerer(changes, lookup, cues=words.change_cues, clock=clock,
+                                                 recent_days=settings.recent_change_days),
                           amendments=amendments)
     evidence = EvidenceSelector(neighbours, max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.errors import EvalFileError
+from rag.lang.reference import is_division_label
 from rag.models import Answer, Message, Outcome, Role, Route, Scope
 from rag.text import doc_key
 
@@ -117,7 +118,7 @@ class Evaluator:
             return False
         if gold.article == "*":
             return True
-        if re.fullmatch(r"제\d+[편장절관](의\d+)?", gold.article):
+        if is_division_label(gold.article):
             return ref.get("chapter") == gold.article or ref["article"] == gold.article
         return ref["article"] == gold.article
 

@@ -11,6 +11,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag.lang.reference import (  # noqa: F401 - re-exported: the labels every package writes
+    CIRCLED,
+    article_label,
+    paragraph_label,
+    paragraph_marker,
+    paragraph_number,
+)
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -202,35 +210,13 @@ class AnswerEvent(Frozen):
         return cls(kind=AnswerEventKind.ERROR, text=text)
 
 
-# The one home of two regulation-text conventions: 항 markers (① … ⑳) and citation markers ("[3]" in an answer).
-CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+# Citation markers ("[3]" in an answer); 항 markers (① … ⑳) and labels are the reference grammar's (rag.lang.reference).
 CITATION_MARKER = re.compile(r"\[(\d+)\]")
 
 
 def cited_indices(text: str) -> set[int]:
     """The source numbers an answer's text cites: "… 15일이에요 [1][3]." → {1, 3}."""
     return {int(n) for n in CITATION_MARKER.findall(text)}
-
-
-def paragraph_number(marker: str) -> int | None:
-    """① → 1; None for anything that is not a circled number."""
-    return CIRCLED.index(marker) + 1 if marker and marker in CIRCLED else None
-
-
-def article_label(number: int, branch: int | None) -> str:
-    """(43, 2) → 제43조의2."""
-    return f"제{number}조" + (f"의{branch}" if branch else "")
-
-
-def paragraph_marker(number: int) -> str:
-    """1 → ①."""
-    return CIRCLED[number - 1]
-
-
-def paragraph_label(marker: str) -> str:
-    """① → 제1항."""
-    number = paragraph_number(marker)
-    return f"제{number}항" if number else marker
 
 
 Turn.model_rebuild()

@@ -9,6 +9,8 @@ import unicodedata
 from rag import messages
 from rag.lang.detect import detect_language
 from rag.lang.framing import framing_for
+from rag.lang.reference import RULE_CODE, RULE_CODE_SUFFIX
+from rag.lang.script import NAME_MARKS
 
 _SPACE = re.compile(r"\s+")
 # Zero-width characters and BOMs that arrive from copy-paste and break matching.
@@ -35,20 +37,14 @@ def shorten(text: str, limit: int) -> str:
 def doc_key(name: str) -> str:
     """Comparison key for document names: NFC, no spaces, underscores, middle dots or 「」."""
     name = normalize_text(name)
-    return re.sub(r"[\s_「」『』\"'ㆍ·・]", "", name)
+    return NAME_MARKS.sub("", name)
 
 
-# A regulation's number ("3-1-24", "제3-1-24호", "규정 제3-1-24호", "규정번호 3-1-24"): two to four dash-separated
-# numbers, at the start of a title or a question.
-_RULE_CODE = re.compile(
-    r"^\s*(?:규정\s*(?:번호)?\s*:?\s*)?(?:제\s*)?(\d{1,4}(?:\s*-\s*\d{1,4}){1,3})(?:\s*호)?(?![\d-])")
-# The same number after a title, in brackets: "여비 규정(제3-1-24호)".
-_RULE_CODE_SUFFIX = re.compile(r"(?<!\s)\s*+[(\[]\s*(?:규정\s*)?(?:제\s*)?(\d{1,4}(?:-\d{1,4}){1,3})\s*호?\s*[)\]]\s*$")
 
 
 def split_rule_code(text: str) -> tuple[str, str]:
     """(code, rest) when `text` starts with a rule code ("제3-1-24호 제5조" → ("3-1-24", " 제5조")), else ("", text)."""
-    match = _RULE_CODE.match(normalize_text(text))
+    match = RULE_CODE.match(normalize_text(text))
     if not match:
         return "", text
     return re.sub(r"\s+", "", match.group(1)), normalize_text(text)[match.end():]
@@ -59,7 +55,7 @@ def title_rule_code(title: str) -> tuple[str, str]:
     code, rest = split_rule_code(title)
     if code and rest.strip():
         return code, rest.strip()
-    match = _RULE_CODE_SUFFIX.search(title)
+    match = RULE_CODE_SUFFIX.search(title)
     if match and title[: match.start()].strip():
         return match.group(1), title[: match.start()].strip()
     return "", title

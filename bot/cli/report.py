@@ -24,6 +24,9 @@ from bot.report.admin import render_report_html
 from bot.report.changes import changes_in_data_dir
 from bot.report.records import open_record_store
 from bot.report.report import Report, ReportWindowError, load_report, parse_since, report_json
+from rag.knowledge.store import ChunkStore
+from rag.lang.lexicon import Lexicon
+from rag.stages.vocabulary import KnownWords
 
 _DAY_S = 86400.0
 
@@ -79,9 +82,15 @@ async def _load(settings: Settings, window) -> Report:
     store = open_record_store(settings, create=False)
     try:
         return await load_report(store, window=window, now=time.time(), changes=changes_in_data_dir(settings),
-                                 recent_days=settings.recent_change_days)
+                                 recent_days=settings.recent_change_days, known=_known_words(settings))
     finally:
         await store.close()
+
+
+def _known_words(settings: Settings) -> KnownWords | None:
+    """The index's and the lexicon's words, or None when there is no index (nothing is created)."""
+    index = settings.data_dir / "index.sqlite"
+    return KnownWords.of_index(ChunkStore(index), Lexicon(settings.data_dir / "lexicon")) if index.is_file() else None
 
 
 async def _purge(settings: Settings, before: float | None) -> int:
@@ -155,10 +164,13 @@ def print_report(report: Report, out: Console) -> None:
     themes.add_column(L.COL_COUNT, justify="right")
     if report.kept_questions:
         themes.add_column(L.COL_EXAMPLES)
+    themes.add_column(L.COL_UNKNOWN)
     for t in report.refusal_themes:
         examples = (plain(" / ".join(t.examples)),) if report.kept_questions else ()
-        themes.add_row(plain(t.label), str(t.count), *examples)
+        themes.add_row(plain(t.label), str(t.count), *examples, plain(", ".join(t.unknown)) or "–")
     out.print(themes)
+    if report.unknown_words:
+        out.print(L.UNKNOWN_WORDS.format(words=plain(", ".join(f"{w.word} {w.count}" for w in report.unknown_words))))
 
     if report.recent_changes:
         amended = Table(title=L.RECENT_CHANGES, caption=L.RECENT_CHANGES_NOTE)

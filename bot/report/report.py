@@ -20,6 +20,7 @@ from bot.report.changes import AmendmentActivity, recent_changes
 from bot.report.records import FeedbackRecord, RecordStore, TurnRecord
 from bot.report.themes import Theme, group_refusals
 from rag.knowledge.versions import DocumentChange
+from rag.stages.vocabulary import KnownWords
 
 # Outcomes the contract always lists (zero when absent); any other outcome gets its own key as it appears.
 CONTRACT_OUTCOMES = ("answered", "hedged", "not_covered", "small_talk", "rate_limited", "error")
@@ -55,6 +56,13 @@ class ArticleCount(BaseModel):
 
     doc: str
     article: str
+    count: int
+
+
+class WordCount(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    word: str
     count: int
 
 
@@ -119,6 +127,9 @@ class Report(BaseModel):
     top_articles: list[ArticleCount]
     refusal_rate: float | None  # not_covered / (answered + hedged + not_covered); None without such turns
     refusal_themes: list[Theme]
+    # Words of refused questions neither the index nor the lexicon knows, with how many questions held each: what
+    # an operator may add to REGBOT_DATA_DIR/lexicon/ (empty when the index was not read).
+    unknown_words: list[WordCount] = Field(default_factory=list)
     feedback: Feedback
     disliked: list[DislikedAnswer]
     latency_ms: Latency  # over answered turns (answered, hedged, not_covered, small_talk)
@@ -141,8 +152,9 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
 
 def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord], *, since: float, until: float,
                  tz: tzinfo | None = None, changes: Sequence[DocumentChange] = (),
-                 recent_days: int = 90) -> Report:
-    """The report over records with `since <= at <= until` (epoch seconds); days are counted in `tz`."""
+                 recent_days: int = 90, known: KnownWords | None = None) -> Report:
+    """The report over records with `since <= at <= until` (epoch seconds); days are counted in `tz`. With `known`,
+    the refused questions' words it does not know are listed, and named beside each theme."""
     zone = tz or datetime.now().astimezone().tzinfo or UTC
     window = sorted((t for t in turns if since <= t.at <= until), key=lambda t: t.at)
     votes = sorted((f for f in feedback if since <= f.at <= until), key=lambda f: f.at)
@@ -176,7 +188,11 @@ def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord]
         top_docs=[DocCount(doc=d, count=n) for d, n in _ranked(docs)[:TOP_ARTICLES]],
         top_articles=[ArticleCount(doc=d, article=a, count=n) for (d, a), n in _ranked(articles)[:TOP_ARTICLES]],
         refusal_rate=round(by_outcome["not_covered"] / covered_or_not, 4) if covered_or_not else None,
-        refusal_themes=group_refusals([t.topic_nouns for t in refused], [t.question for t in refused])[:TOP_THEMES],
+        refusal_themes=[t.model_copy(update={"unknown": tuple(n for n in t.nouns if known and not known(n))})
+                        for t in group_refusals([t.topic_nouns for t in refused],
+                                                [t.question for t in refused])[:TOP_THEMES]],
+        unknown_words=[WordCount(word=w, count=n) for w, n in known.unknown(t.topic_nouns for t in refused)
+                       ][:TOP_THEMES] if known else [],
         feedback=Feedback(up=sum(v.rating == "up" for v in votes), down=sum(v.rating == "down" for v in votes)),
         disliked=_disliked(window, votes, zone),
         latency_ms=Latency(p50=percentile([t.latency_ms for t in answered], 0.5),
@@ -190,20 +206,22 @@ def build_report(turns: Sequence[TurnRecord], feedback: Sequence[FeedbackRecord]
 
 
 async def load_report(store: RecordStore, *, window: timedelta, now: float, tz: tzinfo | None = None,
-                      changes: Sequence[DocumentChange] = (), recent_days: int = 90) -> Report:
+                      changes: Sequence[DocumentChange] = (), recent_days: int = 90,
+                      known: KnownWords | None = None) -> Report:
     """Read the window's records from `store` and build the report (with the index's recent `changes`)."""
     since = now - window.total_seconds()
     turns, votes = await store.turns(since), await store.feedback(since)
     # Off the event loop: grouping refusal themes grows with the square of the distinct nouns in the window.
     return await asyncio.to_thread(build_report, turns, votes, since=since, until=now, tz=tz, changes=changes,
-                                   recent_days=recent_days)
+                                   recent_days=recent_days, known=known)
 
 
 def report_json(report: Report) -> dict:
     """The `--json` object (the contract keys plus the rest of the report)."""
     data = report.model_dump(mode="json")
     data["refusal_themes"] = [{"label": t.label, "count": t.count, "nouns": list(t.nouns),
-                               **({"examples": list(t.examples)} if t.examples else {})}
+                               **({"examples": list(t.examples)} if t.examples else {}),
+                               **({"unknown": list(t.unknown)} if t.unknown else {})}
                               for t in report.refusal_themes]
     return data
 

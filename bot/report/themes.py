@@ -13,17 +13,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from rag.retrieval.tokenizer import STOP_NOUNS, KiwiTokenizer, Tokenizer
+from rag.lang.stopwords import GENERIC_NOUNS, STOP_NOUNS
+from rag.retrieval.tokenizer import KiwiTokenizer, Tokenizer
 from rag.text import normalize_text
 
 MAX_NOUNS = 6
-# Nouns that say what kind of thing is asked (a time, a way, a rule), not what it is about: a theme is named by
-# one of these only when a question has nothing more specific.
-_GENERIC_NOUNS = frozenset({
-    "시간", "방법", "절차", "기준", "기간", "대상", "신청", "가능", "여부", "규정", "규칙", "회사", "직원", "사용",
-    "이용", "운영", "안내", "문제", "상황", "필요", "확인", "처리", "요청", "변경", "경우", "내부", "사내", "관리",
-    "오늘", "내일", "어제", "올해", "작년", "내년", "이번", "다음",
-})
 NO_NOUNS_LABEL = "기타"
 
 
@@ -54,6 +48,7 @@ class Theme(BaseModel):
     count: int
     nouns: tuple[str, ...] = ()  # the nouns most of its questions share, most frequent first
     examples: tuple[str, ...] = ()  # question texts, only when the operator keeps them
+    unknown: tuple[str, ...] = ()  # its nouns neither the index nor the lexicon knows (`rag.stages.vocabulary`)
 
 
 def group_refusals(noun_sets: Sequence[Sequence[str]], questions: Sequence[str] = (), *,
@@ -89,7 +84,7 @@ def _family_frequency(noun_sets: Sequence[Sequence[str]]) -> Counter[str]:
 
 def _key_noun(nouns: Sequence[str], frequency: Counter[str]) -> str:
     # Specific before generic, then the noun most refused questions share, then the longer, then by spelling.
-    return min(nouns, key=lambda n: (n in _GENERIC_NOUNS, -frequency[n], -len(n), n))
+    return min(nouns, key=lambda n: (n in GENERIC_NOUNS, -frequency[n], -len(n), n))
 
 
 def _absorb_compounds(groups: dict[str, list[int]]) -> None:
@@ -105,7 +100,7 @@ def _shared_nouns(key: str, noun_sets: Sequence[Sequence[str]]) -> tuple[str, ..
     """The key noun, then a second noun when more than half of the theme's questions (two or more) have it."""
     counts = Counter(n for nouns in noun_sets for n in set(nouns) if not (key.startswith(n) or n.startswith(key)))
     if len(noun_sets) >= 2 and counts:
-        second, seen = min(counts.items(), key=lambda item: (item[0] in _GENERIC_NOUNS, -item[1], item[0]))
+        second, seen = min(counts.items(), key=lambda item: (item[0] in GENERIC_NOUNS, -item[1], item[0]))
         if seen * 2 > len(noun_sets):
             return key, second
     return (key,)

@@ -10,19 +10,21 @@ import re
 from dataclasses import dataclass, field
 
 from rag.knowledge.loaders.base import LoadedDocument
+from rag.lang.reference import (
+    ADDENDA_HEADING,
+    ANNEX_HEADING,
+    ARTICLE_HEADING,
+    DELETED_BODY,
+    DIVISION_HEADING,
+    DIVISION_RANK,
+    chapter_of,
+)
 from rag.models import CIRCLED, article_label
 from rag.text import normalize_text, split_rule_code, title_rule_code
 
 _CIRCLED = CIRCLED
 _HEADING_HASHES = re.compile(r"^#{1,6}\s*")
-_DIVISION = re.compile(r"^제\s*(\d+)\s*(편|장|절|관)(?:의\s*(\d+))?(?:\s+(.*))?$")
-_ARTICLE = re.compile(r"^제\s*(\d+)\s*조(?:\s*의\s*(\d+))?\s*(?:[(（]([^)）]{0,60})[)）])?\s*(.*)$")
-_ADDENDA = re.compile(r"^부\s*칙(?:\s*[<〈(]([^>〉)]*)[>〉)])?\s*$")
-_ANNEX_LINE = re.compile(r"^\[?\s*(별표|별지)\s*(?:제\s*)?(\d+)(?:\s*호)?(?:의\s*(\d+))?\s*(?:서식)?\s*\]?\s*(.*)$")
 _PARAGRAPH = re.compile(rf"^\s*(?:\*\*)?([{_CIRCLED}])(?:\*\*)?\s*")
-_DELETED = re.compile(r"^삭제\s*(?:<[^>]*>)?\s*$")
-_DIVISION_RANK = {"편": 0, "장": 1, "절": 2, "관": 3}
-
 
 
 def clean_line(line: str) -> str:
@@ -57,11 +59,7 @@ class ParsedArticle:
     @property
     def chapter(self) -> str:
         """The 장 the article sits in (제4장), or ''."""
-        for part in self.chapter_path:
-            match = re.match(r"(제\d+장(?:의\d+)?)", part)
-            if match:
-                return match.group(1)
-        return ""
+        return next((label for label in map(chapter_of, self.chapter_path) if label), "")
 
     @property
     def body(self) -> str:
@@ -130,21 +128,21 @@ class _ParseState:
         text = _HEADING_HASHES.sub("", line).strip() if is_heading else line.strip()
         if not text:
             return
-        if _ADDENDA.match(text) and (is_heading or len(text) < 40):
+        if ADDENDA_HEADING.match(text) and (is_heading or len(text) < 40):
             self.open_addenda(text, page, offset)
             return
         if self.in_addenda:
             self.feed_addenda(text, page, offset)
             return
-        division = _DIVISION.match(text)
+        division = DIVISION_HEADING.match(text)
         if division and (is_heading or (not self.markdown and len(text) < 50 and not text.endswith("."))):
             self.open_division(division, text)
             return
-        article = _ARTICLE.match(text)
+        article = ARTICLE_HEADING.match(text)
         if article and self.accepts_article(article, is_heading):
             self.open_article(article, page, offset)
             return
-        annex = _ANNEX_LINE.match(text)
+        annex = ANNEX_HEADING.match(text)
         if annex and (is_heading or text.startswith("[")):
             self.close_article()
             kind = "annex" if annex.group(1) == "별표" else "form"
@@ -176,7 +174,7 @@ class _ParseState:
 
     def open_division(self, match: re.Match, text: str) -> None:
         self.close_article()
-        rank = _DIVISION_RANK[match.group(2)]
+        rank = DIVISION_RANK[match.group(2)]
         while self.path and self.path[-1][0] >= rank:
             self.path.pop()
         self.path.append((rank, re.sub(r"\s+", " ", text)))
@@ -210,7 +208,7 @@ class _ParseState:
         article = self.current
         self.current = None
         body = article.body
-        article.deleted = bool(_DELETED.match(body)) or (not body and article.title.startswith("삭제"))
+        article.deleted = bool(DELETED_BODY.match(body)) or (not body and article.title.startswith("삭제"))
         self.articles.append(article)
 
     # -- 부칙 ----------------------------------------------------------------
@@ -219,7 +217,7 @@ class _ParseState:
         self.close_article()
         self.in_addenda = True
         self.path = []
-        match = _ADDENDA.match(text)
+        match = ADDENDA_HEADING.match(text)
         note = (match.group(1) or "").strip() if match else ""
         if not note and self.addenda_block is None:
             return  # a bare "## 부칙" section heading: blocks follow as "부칙 <…>" lines
@@ -231,7 +229,7 @@ class _ParseState:
         if self.current is None:
             self.addenda_block = ParsedArticle(article="부칙", title="부칙", kind="addenda", page=page, offset=offset)
             self.current = self.addenda_block
-        article = _ARTICLE.match(text)
+        article = ARTICLE_HEADING.match(text)
         if article and article.group(3) is not None:
             # 부칙 articles become paragraphs of the block, so a split keeps each one whole.
             label = article_label(int(article.group(1)), int(article.group(2)) if article.group(2) else None)

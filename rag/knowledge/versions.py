@@ -17,13 +17,13 @@ import difflib
 import itertools
 import json
 import logging
-import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.reference import DATE, ENFORCED_FROM, PARAGRAPH_LINE
 from rag.models import CIRCLED, Chunk, paragraph_label
 from rag.text import collapse_spaces
 
@@ -32,11 +32,6 @@ log = logging.getLogger(__name__)
 VersionState = Literal["in_force", "pending", "superseded"]
 ChangeKind = Literal["added", "changed", "removed"]
 
-# 2026-03-01, 2026.3.1, 2026. 3. 1., 2026년 3월 1일, 20260301
-_DATE = re.compile(r"(\d{4})\s*(?:[-./]|년)\s*(\d{1,2})\s*(?:[-./]|월)\s*(\d{1,2})|(\d{4})(\d{2})(\d{2})")
-# "이 규칙은 2026년 3월 1일부터 시행한다." in a 부칙 block.
-_ENFORCED = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일\s*부터\s*시행")
-_PARAGRAPH_LINE = re.compile(rf"^\s*([{CIRCLED}])")
 # A renumbered article is the unmatched pair whose texts are this similar (difflib ratio of the bodies, + 0.15 when
 # the titles agree). Hand-set: on samples/취업규칙.md the most similar two different articles score 0.49 (measured
 # with `similarity` over every pair), a moved article with one 항 edited scores above 0.8.
@@ -46,7 +41,7 @@ _TITLE_BONUS = 0.15
 
 def iso_date(text: str) -> str:
     """The first date in `text` as YYYY-MM-DD, or ""."""
-    match = _DATE.search(text or "")
+    match = DATE.search(text or "")
     if match is None:
         return ""
     y, m, d = (match.group(1), match.group(2), match.group(3)) if match.group(1) else match.group(4, 5, 6)
@@ -64,7 +59,7 @@ def effective_date(chunks: Sequence[Chunk]) -> str:
     if front:
         return front
     for chunk in reversed([c for c in chunks if c.kind == "addenda"]):
-        match = _ENFORCED.search(chunk.text)
+        match = ENFORCED_FROM.search(chunk.text)
         if match:
             y, m, d = (int(g) for g in match.groups())
             try:
@@ -160,7 +155,7 @@ def paragraphs_of(text: str) -> list[tuple[str, str]]:
     """(marker, text) of each 항 of an article body; text before the first 항 has marker ""."""
     out: list[tuple[str, str]] = []
     for line in text.split("\n"):
-        match = _PARAGRAPH_LINE.match(line)
+        match = PARAGRAPH_LINE.match(line)
         if match or not out:
             out.append((match.group(1) if match else "", line))
         else:

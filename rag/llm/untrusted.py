@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rag.lang.labels import ROLE_LABEL
+
 # Every delimiter name regbot's prompts use: a fenced text must not be able to open or close any of them.
 DELIMITER_TAGS = (
     "참고 조문", "조문", "질문", "대화 기록", "도구 결과", "답변", "주장", "검색된 조문", "찾지 못한 내용",
@@ -35,10 +37,6 @@ _TAG_NAMES = "|".join(sorted((re.escape(t).replace(r"\ ", r"\s*") for t in DELIM
 _OPEN = rf"(?:[{re.escape(_OPENERS)}]|&lt;|&#0*60;|&#x0*3c;)"
 _CLOSE = rf"(?:[{re.escape(_CLOSERS)}]|&gt;|&#0*62;|&#x0*3e;)"
 _DELIMITER_LIKE = re.compile(rf"{_OPEN}\s*[/／⁄∕\\]?\s*({_TAG_NAMES})\s*{_CLOSE}?", re.IGNORECASE)
-# Role labels at a line start ("시스템:", "Assistant:") read to a model like a new turn.
-_ROLE_LABEL = re.compile(
-    r"(?im)^([^\S\n]*)(시스템|system|assistant|user|human|사용자|어시스턴트|developer|개발자)(\s*[:：])"
-)
 
 _INSTRUCTION_PATTERNS = [
     r"(지시|지침|명령|규칙|프롬프트|instruction)[^.\n]{0,20}(무시|잊|따르지\s*마)",
@@ -66,7 +64,7 @@ def neutralise(text: str) -> str:
     """`text` with delimiter look-alikes turned into plain parentheses and line-start role labels quoted."""
     # Regulation text is kept as written (no NFKC: it would turn ① into 1); only the look-alikes change.
     out = _DELIMITER_LIKE.sub(lambda m: f"({m.group(1)})", text)
-    return _ROLE_LABEL.sub(lambda m: f"{m.group(1)}'{m.group(2)}'{m.group(3)}", out)
+    return ROLE_LABEL.sub(lambda m: f"{m.group(1)}'{m.group(2)}'{m.group(3)}", out)
 
 
 def fence(tag: str, text: str) -> str:

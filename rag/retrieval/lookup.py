@@ -7,51 +7,29 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.followup import CORRECTION, FOLLOWUP_OPENER
+from rag.lang.reference import (
+    ADDENDA_REF,
+    ANNEX_REF,
+    ARTICLE_JOIN,
+    ARTICLE_REF,
+    ARTICLE_START,
+    DIVISION_REF,
+    FULLTEXT_REF,
+    LOOKUP_REST,
+    NAME_END,
+    PARAGRAPH_REF,
+    REGULATION_NAME,
+    SUBORDINATE,
+    article_of,
+)
 from rag.models import Chunk, Message, Scope, article_label, paragraph_marker
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.text import collapse_spaces, normalize_text, split_rule_code
 
-# "…줘" and its politer or question forms: 주세요, 줄래?, 주실래요?, 줄 수 있어?, 주실 수 있나요?
-_PLEASE = r"(?:줘|주세요|줄래요?|주실래요?|줄\s*수\s*있(?:어|어요|나요)|주실\s*수\s*있(?:어요|나요))"
-# What may follow a reference and still make it a pure lookup ("…보여줘", "…전문", "… 전체 요약해줘": a regulation's
-# outline is its summary; "…제3조(출장 신청)에 대해 알려줘", the offline follow-up buttons' wording).
-# `\s*+`: possessive, so a run of spaces is never shared out among the optional parts (40 spaces took 38 s).
-_FILLER = re.compile(
-    r"^\s*+(?:\([^()]{1,40}\))?\s*+(?:에\s*+대해서?|에\s*+대한)?"
-    r"\s*+(?:에는|에선|에서는|엔|은|는|이|가|을|를|에|의|도)?\s*+(?:전체\s*+)?(?:조문|전문|원문|내용|목차|조항|요약|개요|구성)?\s*+"
-    r"(?:은|는|이|가|을|를)?\s*+(?:그대로\s*+|좀\s*+)?"
-    r"(?:(?:보여|알려|찾아)\s*+" + _PLEASE + r"|(?:요약|정리)\s*+해\s*+" + _PLEASE +
-    r"|뭐야|뭐예요|뭔가요|뭐지|(?:뭐라고|어떻게)\s*+(?:되어|돼|나와|써|적혀|정해져)\s*+있(?:어|어요|나요|니|지)?|있(?:어|어요|나요)"
-    r"|(?:무슨|어떤)\s*+(?:내용|조항|조문|규정)\s*+(?:이야|이에요|인가요|이지|이죠|야)?"
-    # What a chapter holds: "제1장에는 어떤 조문들 있어?", "제3장엔 뭐뭐 들어있어?"
-    r"|(?:무슨|어떤|뭐뭐|무엇무엇)\s*+(?:내용|조항|조문|규정|것|게)?\s*+들?\s*+(?:이|가)?\s*+(?:들어\s*+)?"
-    r"(?:있어|있어요|있나요|있니|있지|나와\s*+있어)"
-    r"|는\?|은\?|이란\?|란\?)?\s*+[?.!]*\s*+$")
-_ARTICLE_NUMBER = r"^\s*(?:제\s*)?(\d+)\s*조(?:\s*의\s*(\d+))?"  # 제60조, 43조의2
-_ARTICLE_REF = re.compile(_ARTICLE_NUMBER + r"(?:\s*(?:제\s*)?(\d+)\s*항)?(.*)$")
-# Several articles of one regulation: "제60조랑 제61조", "60조, 62조 및 63조".
-_ARTICLE_START = re.compile(_ARTICLE_NUMBER)
-_ARTICLE_JOIN = re.compile(r"^\s*(?:이랑|랑|와|과|및|하고|그리고|,|、)\s*(?=(?:제\s*)?\d+\s*조)")
 MAX_LISTED_ARTICLES = 5
-_DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?(.*)$")
-_ANNEX_REF = re.compile(r"^\s*\[?(별표|별지|서식)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
-# The whole text of a regulation, optionally one page of it: "전문", "전문 2쪽", "전문 3페이지", "원문 2".
-_FULLTEXT_REF = re.compile(r"^\s*(?:전문|원문|전체\s*조문)\s*(?:(\d+)\s*(?:쪽|페이지|p)?)?(.*)$")
-# "시행령"/"시행규칙" after a law whose decree is not indexed.
-_SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
-_ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
-# How a follow-up that names no regulation opens ("그럼 21조는?", "그러면 전문 보여줘").
-_FOLLOWUP_OPENER = re.compile(r"^\s*(?:그럼|그러면|그렇다면|그리고|그\s*다음|이번엔|또)\s*,?\s*")
-# "2항은?" right after an article: a paragraph of that article.
-# How a regulation's name ends ("취업규칙", "여비 규정", "근로기준법", "…시행령"): a reference naming one that is not
-# indexed is answered "not registered", never searched (a search would quote some other regulation's article).
-_REGULATION_NAME = re.compile(r".(?:법|법률|령|규칙|규정|지침|세칙|요령|내규|규약|정관|학칙|조례)$")
-_NAME_END = re.compile(r"(?<!\s)\s*+(?:제?\s*(?<!\d)\d+\s*[조장절관편]|별표|별지|서식|부칙|전문|원문|시행령|시행규칙)")
-_PARAGRAPH_ONLY = re.compile(r"^\s*(?:제\s*)?(\d+)\s*항(.*)$")
-# "A 말고 B", "A 아니고 B": the user corrects what they named first; B is the reference.
-_CORRECTION = re.compile(r"^[^?]{1,40}?\s*(?:말고|아니고|아니라)\s*,?\s+(?=\S)")
 # Markup an answer wraps a reference in ("**취업규칙 제20조(연차유급휴가)** [1]").
 _MARKUP = re.compile(r"[*「」『』\[\]]")
 
@@ -118,16 +96,16 @@ class StructuralLookup:
         if not doc:
             code, after = split_rule_code(text)  # "3-1-99": a rule code no document carries is still a reference
             if code:
-                return (code, after) if _FILLER.match(after) or _reference_rest(after) else None
+                return (code, after) if LOOKUP_REST.match(after) or _reference_rest(after) else None
             # A part of a name before a reference ("근로기준 제46조"): `lookup` resolves it or offers the choice.
             name, rest = _split_name(text)
             names = self.names().resolve(name) if name and _reference_rest(rest) else None
-            if names is not None and not (names.doc or names.candidates) and _REGULATION_NAME.search(name):
+            if names is not None and not (names.doc or names.candidates) and REGULATION_NAME.search(name):
                 return name, rest  # a regulation that is not indexed: `lookup` says so
             return (name, rest) if names is not None and (names.doc or names.candidates) else None
-        if _FILLER.match(rest) or _reference_rest(rest) is not None:
+        if LOOKUP_REST.match(rest) or _reference_rest(rest) is not None:
             return doc, rest
-        match = _SUBORDINATE.match(rest)
+        match = SUBORDINATE.match(rest)
         if match and _reference_rest(rest[match.end():]) is not None:
             return doc, rest  # the decree of a law that is indexed, when the decree itself is not
         return None
@@ -139,7 +117,7 @@ class StructuralLookup:
 
     def _bare_article(self, text: str) -> bool:
         """`names_no_regulation` of a text already read as a reference."""
-        reference = _reference_rest(_FOLLOWUP_OPENER.sub("", text, count=1))
+        reference = _reference_rest(FOLLOWUP_OPENER.sub("", text, count=1))
         return reference is not None and reference[0] == "article" and not self.names().longest_prefix(text)[0]
 
     def focus(self, history: tuple[Message, ...] | list[Message]) -> LookupFocus | None:
@@ -157,24 +135,24 @@ class StructuralLookup:
         own regulation, is not a bare reference, or the conversation named none."""
         if not history:
             return None
-        rest = _FOLLOWUP_OPENER.sub("", _plain(question), count=1)
+        rest = FOLLOWUP_OPENER.sub("", _plain(question), count=1)
         if not rest or self.names().longest_prefix(rest)[0]:
             return None
-        decree = _SUBORDINATE.match(rest)  # "시행령에는 뭐라고 돼 있어?": the decree of the law talked about
-        if decree is not None and _FILLER.match(rest[decree.end():]):
+        decree = SUBORDINATE.match(rest)  # "시행령에는 뭐라고 돼 있어?": the decree of the law talked about
+        if decree is not None and LOOKUP_REST.match(rest[decree.end():]):
             focus = self.focus(history)
             if focus is None:
                 return None
             implementing = self._implementing(focus, decree.group(1))
             return (implementing, focus) if implementing else None
-        paragraph = _PARAGRAPH_ONLY.match(rest)
+        paragraph = PARAGRAPH_REF.match(rest)
         if paragraph is None and _reference_rest(rest) is None:
             return None
         focus = self.focus(history)
         if focus is None:
             return None
         if paragraph is not None:
-            if not focus.article or not _FILLER.match(paragraph.group(2)):
+            if not focus.article or not LOOKUP_REST.match(paragraph.group(2)):
                 return None
             return f"{focus.doc} {focus.article} {paragraph.group(1)}항", focus
         return f"{focus.doc} {rest}", focus
@@ -199,7 +177,7 @@ class StructuralLookup:
             doc, rest = names.longest_prefix(text[start:])
             if not doc:
                 continue
-            article = _ARTICLE_REF.match(rest)
+            article = ARTICLE_REF.match(rest)
             if article is None:
                 return LookupFocus(doc=doc)
             branch = int(article.group(2)) if article.group(2) else None
@@ -212,7 +190,7 @@ class StructuralLookup:
         if not doc and split_rule_code(text)[0]:
             return LookupResult(kind="not_found", target=text, exact=True)
         if not doc and self._bare_article(text):
-            found = self._among(tuple(self.corpus.documents()), _FOLLOWUP_OPENER.sub("", text, count=1), scope)
+            found = self._among(tuple(self.corpus.documents()), FOLLOWUP_OPENER.sub("", text, count=1), scope)
             return found if found.kind != "ambiguous" or found.target else \
                 LookupResult(kind="not_found", target=text, exact=True)  # no regulation has it
         if not doc:
@@ -222,11 +200,11 @@ class StructuralLookup:
                 return self._among(match.candidates, text[len(name):], scope)
             if not match.doc:
                 reference = _reference_rest(text[len(name):])
-                if reference is not None and _REGULATION_NAME.search(name):
+                if reference is not None and REGULATION_NAME.search(name):
                     return LookupResult(kind="not_found", doc=name, target=reference[1], exact=True, unindexed=True)
                 return LookupResult(kind="not_found", target=text)
             doc, rest = match.doc, text[len(name):]
-        subordinate = _SUBORDINATE.match(rest)
+        subordinate = SUBORDINATE.match(rest)
         if subordinate:  # the law is indexed, its decree is not
             exact = _reference_rest(rest[subordinate.end():]) is not None
             return LookupResult(kind="not_found", doc=doc, target=subordinate.group(1), exact=exact)
@@ -260,7 +238,7 @@ class StructuralLookup:
         근기법 시행령 제3조" → "근기법 시행령 제3조"); a correction that names no regulation keeps the one it corrects
         ("근로기준법 제60조 말고 제61조" → "근로기준법 제61조"; "근로기준법 말고 제61조" corrects the regulation)."""
         text = _plain(query)
-        correction = _CORRECTION.match(text)
+        correction = CORRECTION.match(text)
         if correction is None:
             return text
         corrected = text[correction.end():]
@@ -268,7 +246,7 @@ class StructuralLookup:
         if names.longest_prefix(corrected)[0]:
             return corrected
         corrected_doc, after = names.longest_prefix(text)
-        if corrected_doc and _ARTICLE_START.match(after) and _reference_rest(corrected) is not None:
+        if corrected_doc and ARTICLE_START.match(after) and _reference_rest(corrected) is not None:
             return text[:len(text) - len(after)].rstrip() + " " + corrected
         return corrected
 
@@ -320,35 +298,35 @@ def _plain(text: str) -> str:
 
 def _split_name(text: str) -> tuple[str, str]:
     """(what precedes the first reference-like word, the rest): the name part of "근로기준 제46조"."""
-    name = _NAME_END.split(text, maxsplit=1)[0].strip()
+    name = NAME_END.split(text, maxsplit=1)[0].strip()
     return name, text[len(name):]
 
 
 def _reference_rest(rest: str) -> tuple[str, str, str] | None:
     """(kind, target, paragraph marker) for the part after the document name, or None (for a fulltext
     reference the third item is the page number)."""
-    match = _FULLTEXT_REF.match(rest)
-    if match and _FILLER.match(match.group(2)):
+    match = FULLTEXT_REF.match(rest)
+    if match and LOOKUP_REST.match(match.group(2)):
         return "fulltext", "전문", match.group(1) or ""
     listed = _article_list(rest)
     if listed:
         return "articles", ", ".join(listed), ""
-    match = _ARTICLE_REF.match(rest)
-    if match and _FILLER.match(match.group(4)):
+    match = ARTICLE_REF.match(rest)
+    if match and LOOKUP_REST.match(match.group(4)):
         number, branch, para = int(match.group(1)), match.group(2), match.group(3)
         marker = paragraph_marker(int(para)) if para and 0 < int(para) <= 20 else ""
         return "article", article_label(number, int(branch) if branch else None), marker
-    match = _DIVISION_REF.match(rest)
-    if match and _FILLER.match(match.group(4)):
+    match = DIVISION_REF.match(rest)
+    if match and LOOKUP_REST.match(match.group(4)):
         label = f"제{match.group(1)}{match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "chapter", label, ""
-    match = _ANNEX_REF.match(rest)
-    if match and _FILLER.match(match.group(4)):
+    match = ANNEX_REF.match(rest)
+    if match and LOOKUP_REST.match(match.group(4)):
         kind = "별지" if match.group(1) == "서식" else match.group(1)  # 서식 N is the form 별지 N
         label = f"{kind} {match.group(2)}" + (f"의{match.group(3)}" if match.group(3) else "")
         return "annex", label, ""
-    match = _ADDENDA_REF.match(rest)
-    if match and _FILLER.match(match.group(1)):
+    match = ADDENDA_REF.match(rest)
+    if match and LOOKUP_REST.match(match.group(1)):
         return "addenda", "부칙", ""
     return None
 
@@ -357,13 +335,13 @@ def _article_list(rest: str) -> list[str] | None:
     """The labels of two or more articles joined by 랑/와/및/",", followed by nothing but a request; else None."""
     labels: list[str] = []
     while len(labels) < MAX_LISTED_ARTICLES:
-        match = _ARTICLE_START.match(rest)
+        match = ARTICLE_START.match(rest)
         if match is None:
             return None
-        labels.append(article_label(int(match.group(1)), int(match.group(2)) if match.group(2) else None))
+        labels.append(article_of(match.group(1), match.group(2)))
         rest = rest[match.end():]
-        join = _ARTICLE_JOIN.match(rest)
+        join = ARTICLE_JOIN.match(rest)
         if join is None:
             break
         rest = rest[join.end():]
-    return list(dict.fromkeys(labels)) if len(labels) > 1 and _FILLER.match(rest) else None
+    return list(dict.fromkeys(labels)) if len(labels) > 1 and LOOKUP_REST.match(rest) else None

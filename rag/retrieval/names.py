@@ -9,10 +9,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from rag.lang.reference import SUBORDINATE
 from rag.text import doc_key, split_rule_code
 
-# "시행령"/"시행규칙" right after a law's name (with or without a space).
-_SUBORDINATE = re.compile(r"^\s*(시행령|시행규칙)")
 DEFAULT_ALIASES = Path(__file__).resolve().parent.parent / "data" / "aliases.yaml"
 
 
@@ -73,7 +72,7 @@ class DocumentNames:
             return self.codes[code], after
         doc, rest = self._longest_prefix(text)
         if doc:
-            match = _SUBORDINATE.match(rest)
+            match = SUBORDINATE.match(rest)
             if match:
                 wanted = doc_key(f"{doc} {match.group(1)}")
                 subordinate = self.keys.get(wanted)

@@ -7,18 +7,13 @@ text; the retriever's ranking does not, so expansion is a separate step the pipe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from rag.models import Chunk, Hit, Scope, article_label
+from rag.lang.reference import CITATION, article_of
+from rag.models import Chunk, Hit, Scope
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.names import DocumentNames, load_aliases
 
-# 「근로기준법」 제2조, 법 제46조, 영 제14조, 같은 법 제60조, 제43조의2, 제60조제1항 …
-_CITATION = re.compile(
-    r"(?:「(?P<named>[^」]{2,40})」\s*|(?P<law>(?<![가-힣])(?:같은\s*법|법|영|시행령)\s+))?"
-    r"제(?P<number>\d+)조(?:의(?P<branch>\d+))?"
-)
 _DECREE_SUFFIX = " 시행령"
 
 
@@ -74,12 +69,11 @@ class NeighbourExpander:
         found: list[Chunk] = []
         seen: set[tuple[str, str]] = {(chunk.doc, chunk.article)}
         body = chunk.text.partition("\n")[2]
-        for match in _CITATION.finditer(body):
+        for match in CITATION.finditer(body):
             doc = self._cited_document(chunk.doc, match.group("named"), match.group("law"))
             if not doc:
                 continue
-            label = article_label(int(match.group("number")), int(match.group("branch")) if match.group("branch")
-                                  else None)
+            label = article_of(match.group("number"), match.group("branch"))
             if (doc, label) in seen:
                 continue
             seen.add((doc, label))

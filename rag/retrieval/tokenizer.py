@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from rag.lang.stopwords import STOP_NOUNS, STOP_STEMS
 from rag.text import normalize_text
 
 log = logging.getLogger(__name__)
@@ -23,19 +24,7 @@ TOKENIZER_VERSION = "2"
 # Tags kept as content tokens (Sejong tag set as Kiwi reports it).
 _NOUNS = {"NNG", "NNP", "NR", "SL", "SH", "XR"}
 _STEMS = {"VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"}
-# Light verbs and fillers that carry no topic: 하다/되다/있다/없다/어떻다/같다 …
-STOP_STEMS = frozenset({
-    "하", "되", "있", "없", "어떻", "같", "그렇", "이렇", "저렇", "않", "주", "받", "알", "보", "싶",
-    "모르", "지나", "알려주", "말하", "궁금하", "가능하", "괜찮", "맞", "아니", "그러", "이러", "저러", "나오",
-    "생기", "들", "쓰", "해주", "드리", "여쭈", "묻", "듣", "가", "오", "오르", "말", "대",
-})
-# Question words and fillers: they say what is asked, not what it is about.
-STOP_NOUNS = frozenset({
-    "것", "수", "등", "때", "경우", "이", "그", "저", "뭐", "무엇", "어디", "언제", "누구", "얼마",
-    "좀", "며칠", "몇", "얼마나", "정도", "거", "건", "게", "혹시", "진짜", "정말", "부분", "관련", "내용",
-    "질문", "문의", "답변", "우리", "저희", "제", "나", "너", "당신", "요즘", "이번", "지금", "그냥", "원래",
-    "어떻게", "왜", "무슨", "어느", "뭔가", "사람", "쪽", "데", "중", "번", "개", "가지", "대해", "대한",
-})
+# The stop stems and nouns are language data: `rag.lang.stopwords`.
 
 
 class Tokenizer(Protocol):

@@ -18,7 +18,9 @@ import yaml
 
 from rag import messages
 from rag.knowledge.versions import ArticleChange, ChangeLog, DocumentChange, paragraphs_of, today_of
-from rag.models import Chunk, Citation, Scope, article_label, cite_chunk, paragraph_marker
+from rag.lang.lexicon import where
+from rag.lang.reference import ARTICLE_MENTION, article_of
+from rag.models import Chunk, Citation, Scope, cite_chunk, paragraph_marker
 from rag.retrieval.lookup import LookupResult, StructuralLookup
 from rag.stages.contracts import DraftAnswer
 from rag.text import collapse_spaces, normalize_text
@@ -29,19 +31,27 @@ DEFAULT_CUES = Path(__file__).resolve().parent.parent / "data" / "changes.yaml"
 MAX_CHANGES_SHOWN = 3  # versions of one regulation, newest first
 MAX_ARTICLES_SHOWN = 6  # articles of one version
 QUOTE_CHARS = 240
-# Starts only at 제 or at a number's first digit, with possessive runs: linear on a stranger's text.
-_ARTICLE = re.compile(r"(?:제\s*+|(?<!\d))(\d++)\s*+조(?:\s*+의\s*+(\d+))?")
 
 
 class ChangeCues:
     """Whether a question asks what changed (`rag/data/changes.yaml`); the file's examples are its tests."""
 
-    def __init__(self, path: Path = DEFAULT_CUES) -> None:
-        with path.open(encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
-        self.patterns = [re.compile(p) for p in data.get("patterns") or []]
-        self.examples: list[str] = list(data.get("examples") or [])
-        self.counter_examples: list[str] = list(data.get("counter_examples") or [])
+    def __init__(self, path: Path = DEFAULT_CUES, *, extra: Sequence[Path] = ()) -> None:
+        """The cues of `path` and of a deployment's `extra` files (same format); a bad pattern is a ValueError
+        naming its file."""
+        self.patterns: list[re.Pattern[str]] = []
+        self.examples: list[str] = []
+        self.counter_examples: list[str] = []
+        for source in (path, *extra):
+            with source.open(encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+            for number, pattern in enumerate(data.get("patterns") or []):
+                try:
+                    self.patterns.append(re.compile(pattern))
+                except re.error as exc:
+                    raise ValueError(f"{where(source, 'patterns', number)}: pattern {pattern!r}: {exc}") from None
+            self.examples += list(data.get("examples") or [])
+            self.counter_examples += list(data.get("counter_examples") or [])
 
     def asks(self, question: str) -> bool:
         text = collapse_spaces(normalize_text(question))
@@ -192,10 +202,8 @@ class AmendmentNotes:
 
 def _article_named(question: str) -> str:
     """The article a question names ("제20조", "43조의2"), or ""."""
-    match = _ARTICLE.search(normalize_text(question))
-    if match is None:
-        return ""
-    return article_label(int(match.group(1)), int(match.group(2)) if match.group(2) else None)
+    match = ARTICLE_MENTION.search(normalize_text(question))
+    return article_of(*match.groups()) if match else ""
 
 
 def _within(dated: str, today: str, days: int) -> bool:

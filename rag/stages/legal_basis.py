@@ -9,21 +9,16 @@ citation, and only articles the turn's scope may see and the answer does not alr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from rag import messages
+from rag.lang.reference import LAW_COLLECTION, NAMED_CITATION
 from rag.models import Chunk, Citation, Scope, cite_chunk, split_paragraphs
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.tokenizer import Tokenizer
-
-# A citation of another regulation in a rule's text: 「근로기준법」 제60조, 「근로기준법 시행령」 제30조의2 제1항.
-_CITED = re.compile(r"「([^」]{2,60})」\s*(제\s*\d+\s*조(?:\s*의\s*\d+)?)(?:\s*(제\s*\d+\s*항))?")
-# Collection names that mean statutes when the operator has not listed them (REGBOT_LAW_COLLECTIONS).
-_LAW_NAMES = re.compile(r"(^|[-_ ])(law|laws|statute|statutes|legal)($|[-_ ])|법령|법률", re.IGNORECASE)
 
 
 class CollectionRoles(BaseModel):
@@ -34,7 +29,7 @@ class CollectionRoles(BaseModel):
     law: tuple[str, ...] = ()  # empty: by name (law, laws, statutes, 법령, 법률 …)
 
     def is_law(self, collection: str) -> bool:
-        return collection in self.law if self.law else bool(_LAW_NAMES.search(collection))
+        return collection in self.law if self.law else bool(LAW_COLLECTION.search(collection))
 
 
 class LegalPart(BaseModel):
@@ -90,7 +85,7 @@ class LegalBasis:
             return []
         found: list[Chunk] = []
         for chunk in chunks:
-            for name, article, _ in _CITED.findall(chunk.text):
+            for name, article, _ in NAMED_CITATION.findall(chunk.text):
                 result = self.lookup.lookup(f"{name} {article}", law_scope)
                 if result.kind == "article" and result.chunks:
                     found.append(result.chunks[0])
@@ -123,7 +118,7 @@ class LegalBasis:
         for chunk in self.corpus.chunks if law else ():
             if self.roles.is_law(chunk.collection) or chunk.deleted or "「" not in chunk.text:
                 continue
-            for name, article, _ in _CITED.findall(chunk.text):
+            for name, article, _ in NAMED_CITATION.findall(chunk.text):
                 result = self.lookup.lookup(f"{name} {article}", Scope(collections=law))
                 if result.kind == "article" and result.chunks:
                     index.setdefault((result.doc, result.target), []).append(chunk)

@@ -6,27 +6,11 @@ planner splits only at explicit joins between two full questions (…이랑 …,
 
 from __future__ import annotations
 
-import re
-
+from rag.lang.followup import POINTS_BACK
+from rag.lang.questions import ASKS, QUESTION_JOIN, spoken
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.contracts import QueryPlan, Strategy
 
-# Joins that separate two questions. Strong: "A? 그리고 B", "A, 그리고 B", "A 그리고 B", and a question word
-# joined by 이고 ("A는 며칠이고 B는 …?", "A는 어떻게 되고, B는 …?"). Weak: "A이랑 B", "A하고 B" — not the verb's
-# 하고 of "신고하고 싶은데".
-_STRONG_SPLIT = (r"\?\s+(?:그리고\s+|또\s+|그럼\s+)?|,\s*그리고\s+|\s그리고\s+"
-                 r"|(?:(?<=며칠)|(?<=얼마)|(?<=언제)|(?<=어디)|(?<=무엇)|(?<=뭐)|(?<=어떻게 되))(?:이고|고),?\s+")
-_WEAK_SPLIT = r"(?<=[가-힣])(?:이랑|랑|하고)(?!\s*(?:싶|있|나서|나면|난))(?:,\s*|\s+)"
-# A clause ending in 고 and a comma ("…어떻게 계산되고, …", "뭘 적어야 하고, …") joins two questions when the clause
-# before it asks something; "서류를 준비하고, 어디에 내?" stays one question.
-_CLAUSE_SPLIT = r"(?<=[가-힣])고,\s+"
-_SPLIT = re.compile(f"({_STRONG_SPLIT})|(?P<clause>{_CLAUSE_SPLIT})|{_WEAK_SPLIT}")
-# The stem a split leaves ("계산되", "적어야 하") as it would have been asked alone.
-_BARE_STEM = re.compile(r"(되|하)$")
-_SPOKEN_ENDING = {"되": "돼", "하": "해"}
-# A part that asks: it ends with "?" or holds a question word.
-_ASKS = re.compile(r"\?\s*$|뭐|뭘|무엇|무슨|몇|며칠|얼마|언제|어디|어떻게|어떤|누가|누구|왜"
-                   r"|는지|은지|ㄴ지|할까|나요|까요")
 MAX_PARTS = 3
 
 
@@ -44,10 +28,10 @@ class OfflineQueryPlanner:
         topical = [p for p in parts if self._topic_words(p) >= (1 if strong else 2)]
         if len(parts) < 2 or len(topical) < 2:
             return QueryPlan(intent=question, keywords=keywords, search_queries=(question,))
-        parts = [_BARE_STEM.sub(lambda m: _SPOKEN_ENDING[m.group(1)], p) for p in topical[:MAX_PARTS]]
+        parts = [spoken(p) for p in topical[:MAX_PARTS]]
         # A later part that says "그 계약서" keeps the link: it borrows the first part's topic words.
         head_topic = " ".join(self.tokenizer.tokens(parts[0])[:2])
-        queries = [parts[0]] + [p if not re.search(r"(^|\s)(그|이|거기|그것)\s?", p) else f"{head_topic} {p}"
+        queries = [parts[0]] + [p if not POINTS_BACK.search(p) else f"{head_topic} {p}"
                                 for p in parts[1:]]
         return QueryPlan(intent=question, keywords=keywords, search_queries=(question, *queries),
                          sub_questions=tuple(parts), strategy=Strategy.MULTI)
@@ -58,18 +42,18 @@ class OfflineQueryPlanner:
         when it asks something too: "…출장비 나와? 공무원이야" is one question with its context."""
         parts: list[str] = []
         strong, start, after_mark = True, 0, False
-        for join in _SPLIT.finditer(question):
+        for join in QUESTION_JOIN.finditer(question):
             piece = question[start : join.start()]
-            if join.group("clause") is not None and not _ASKS.search(piece):
+            if join.group("clause") is not None and not ASKS.search(piece):
                 continue
-            if after_mark and parts and not _ASKS.search(piece + "?" * join.group(0).startswith("?")):
+            if after_mark and parts and not ASKS.search(piece + "?" * join.group(0).startswith("?")):
                 parts[-1] += " " + piece
             else:
                 parts.append(piece)
             strong = strong and (join.group(1) or join.group("clause")) is not None
             start, after_mark = join.end(), join.group(0).startswith("?")
         last = question[start:]
-        if after_mark and parts and not _ASKS.search(last):
+        if after_mark and parts and not ASKS.search(last):
             parts[-1] += " " + last
         else:
             parts.append(last)

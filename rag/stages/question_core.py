@@ -11,7 +11,7 @@ The cues (where sentences break, which sentence asks, where a story clause ends)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
@@ -50,6 +50,15 @@ class QuestionCues(BaseModel):
     def load(cls, path: Path = DEFAULT_CUES) -> QuestionCues:
         """The table at `path`; a bad entry or pattern is a ValueError naming the file, the line and the entry."""
         return load_table(path, cls)
+
+    @classmethod
+    def load_all(cls, paths: Sequence[Path]) -> QuestionCues:
+        """The first table (the package's) extended by the entries of the others (a deployment's); each file is
+        checked as `load` checks it."""
+        first, *rest = [cls.load(path) for path in paths]
+        sections = ("sentence_breaks", "asks", "situation_ends", "fillers")
+        return cls(min_core_topics=first.min_core_topics,
+                   **{s: getattr(first, s) + tuple(e for t in rest for e in getattr(t, s)) for s in sections})
 
     @cached_property
     def filler_words(self) -> frozenset[str]:

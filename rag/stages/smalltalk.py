@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from rag.lang import framing_for
+from rag.lang.stopwords import GENERIC_TITLES
 from rag.retrieval.corpus import IndexedCorpus
-
-# Article titles that make poor examples: every statute has them and they say nothing about its subject.
-_GENERIC_TITLES = frozenset({"목적", "정의", "적용 범위", "적용범위", "시행일", "다른 법률과의 관계", "벌칙", "과태료",
-                             "권한의 위임"})
 
 
 class SmallTalkResponder:
@@ -52,7 +49,7 @@ class SmallTalkResponder:
             return []
         best: dict[str, tuple[int, str]] = {}
         for chunk in self.corpus.chunks:
-            if chunk.kind != "article" or chunk.deleted or not chunk.title or chunk.title in _GENERIC_TITLES:
+            if chunk.kind != "article" or chunk.deleted or not chunk.title or chunk.title in GENERIC_TITLES:
                 continue
             length = len(chunk.text)
             if chunk.doc not in best or length > best[chunk.doc][0]:

@@ -92,6 +92,22 @@ def _literal_call_patterns() -> dict[str, re.Pattern]:
     return found
 
 
+def _data_patterns() -> dict[str, re.Pattern]:
+    """Patterns the language home's data files hold (cues, units), compiled by their loaders."""
+    from rag.lang.quantities import ASKED_UNITS
+    from rag.stages.changes import ChangeCues
+    from rag.stages.question_core import QuestionCues
+
+    found = {f"rag/data/units.yaml:{n}.{side}": getattr(unit, f"{side}_pattern")
+             for n, unit in enumerate(ASKED_UNITS) for side in ("asked", "stated")}
+    found.update({f"rag/data/changes.yaml:{n}": p for n, p in enumerate(ChangeCues().patterns)})
+    cues = QuestionCues.load()
+    for section in ("sentence_breaks", "asks", "situation_ends"):
+        found.update({f"rag/data/question_core.yaml:{section}.{n}": c.compiled
+                      for n, c in enumerate(getattr(cues, section))})
+    return found
+
+
 def _flags_of(node: ast.expr) -> int:
     names = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)]
     return sum(int(getattr(re, name, 0)) for name in set(names))
@@ -154,7 +170,7 @@ def worst_cases(pattern: re.Pattern) -> dict[str, str]:
 def all_patterns() -> dict[str, re.Pattern]:
     """Each distinct pattern once, by the first place that holds it."""
     unique: dict[tuple, tuple[str, re.Pattern]] = {}
-    for name, pattern in {**_compiled_patterns(), **_literal_call_patterns()}.items():
+    for name, pattern in {**_compiled_patterns(), **_literal_call_patterns(), **_data_patterns()}.items():
         unique.setdefault((pattern.pattern, pattern.flags), (name, pattern))
     return dict(unique.values())
 

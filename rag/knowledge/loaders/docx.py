@@ -22,6 +22,7 @@ from rag.knowledge.loaders.textlines import (
     tidy_lines,
     title_in_text,
 )
+from rag.lang.labels import TOC_STYLE
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,6 @@ _WORD_STYLES = {
     "koreanLegal": "sino_korean", "koreanCounting": "sino_korean", "none": "none", "bullet": "none",
 }
 _SUFFIX = {"tab": " ", "space": " ", "nothing": ""}
-_TOC_STYLE = re.compile(r"^(?:toc|table of contents|목차|차례)", re.I)
 # Elements whose text is not part of the paragraph line: text boxes, deleted text, field codes.
 _SKIPPED_RUN_CONTENT = {_w("txbxContent"), _w("del"), _w("instrText"), _w("delText")}
 
@@ -224,7 +224,7 @@ class DocxLoader:
     def _blocks(self, container: etree._Element, numbering: _WordNumbering) -> Iterator[str]:
         for child in container:
             if child.tag == _w("p"):
-                if _TOC_STYLE.match(numbering.style_name(child)):
+                if TOC_STYLE.match(numbering.style_name(child)):
                     continue
                 label, text = numbering.label(child), paragraph_text(child)
                 yield label + text if text.strip() else text

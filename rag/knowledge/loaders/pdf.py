@@ -14,28 +14,19 @@ from pypdf import PasswordType, PdfReader
 from rag.errors import IngestError
 from rag.knowledge.loaders.base import LoadedDocument, PageSpan
 from rag.knowledge.loaders.textlines import clean_metadata_title, join_text, read_source, tidy_line, title_in_text
+from rag.lang.reference import SUBITEM_START, UNIT_START
+from rag.lang.script import DOT_LEADER_ENTRY
 
 logger = logging.getLogger(__name__)
 
-# A line that starts a new unit: 조 with its title, 장/절/편/관 headings, 부칙, 별표, 항 ①, 호 "1." or "12의2.",
-# 목 "가.", bullets. "제50조, 제69조 본문 …" or "제2장에 따른 …" at the start of a line is a reference inside
-# a wrapped sentence, and "<개정 …>" or "[본조신설]" marks close the paragraph they follow.
-_STARTS_UNIT = re.compile(
-    r"^(?:제\s*\d+\s*조(?:\s*의\s*\d+)?\s*(?:[(（]|$)"
-    r"|제\s*\d+\s*(?:장|절|편|관)(?:\s*의\s*\d+)?(?:\s+(?!및|또는|부터|까지|내지)|$)"
-    r"|부\s*칙|\[?\s*별\s*[표지]|[①-⑳]|\d{1,2}(?:의\d+)?\s*[.)](?:\s|$)|\(\s*\d{1,2}\s*\)"
-    r"|[가-하]\s*[.)](?:\s|$)|\(\s*[가-하]\s*\)|[-•·○●◦□■▪▶※*]\s|[ⅰ-ⅻⅠ-Ⅻ])"
-)
-_LIST_ITEM = re.compile(r"^([가-하])\s*[.)](?:\s|$)")
+# A line that starts a new unit (`UNIT_START`: 조, 장, 부칙, 별표, 항, 호, 목, bullets); "<개정 …>" or "[본조신설]"
+# marks close the paragraph they follow.
 # A line that ends a sentence or a mark: "…한다.", "<개정 2024. 1. 1.>", "[본조신설]", "다음과 같다:".
 # (「…」 only closes a name: "「근로기준법」" at the end of a line says nothing.)
 _ENDS_UNIT = re.compile(r"[.。!?:;>\]]$")
 _PAGE_NUMBER = re.compile(
     r"^(?:[-–—(\[]\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*[-–—)\]])?$|^\d{1,4}\s*/\s*\d{1,4}$", re.I
 )
-# Table-of-contents entries ("제1조(목적) ······ 3") would repeat every article header.
-# Leaders start only at the first dot of a run: started at every dot, a long run was scanned once per dot.
-_TOC_ENTRY = re.compile(r"(?<![.·…‥ㆍ・])(?<![.·…‥ㆍ・]\s)(?:[.·…‥ㆍ・]\s?){4,}\s*\d{1,4}$")
 # A line at least this share of the page's widest line is "full", i.e. the PDF may have wrapped it.
 _FULL_LINE_SHARE = 0.8
 # A line is also wrapped when the next line's first word would not have fitted (widths are estimates).
@@ -52,12 +43,12 @@ def display_width(text: str) -> int:
 def starts_unit(line: str, *, last_item: str = "") -> bool:
     """True when `line` opens a new unit. `last_item` is the latest 목 letter seen: "다. text" after "나." is
     item 다; elsewhere, or alone, or before "다만", it ends a sentence the PDF wrapped ("…아니한" / "다.")."""
-    item = _LIST_ITEM.match(line)
+    item = SUBITEM_START.match(line)
     if item and item.group(1) == "다":
         rest = line[item.end():].strip()
         if last_item != "나" or not rest or rest.startswith("다만"):
             return False
-    return bool(_STARTS_UNIT.match(line))
+    return bool(UNIT_START.match(line))
 
 
 def is_wrapped(line: str, following: str, *, full_width: int, last_item: str = "", spaced: bool = False) -> bool:
@@ -114,10 +105,10 @@ def join_wrapped_pages(pages: list[list[str]], *, keeps_wrap_spaces: bool) -> li
             else:
                 joined.append(line)
                 paragraph_page = joined
-                item = _LIST_ITEM.match(line)
+                item = SUBITEM_START.match(line)
                 if item:
                     last_item = item.group(1)
-                elif _STARTS_UNIT.match(line):
+                elif UNIT_START.match(line):
                     last_item = ""  # a new article, paragraph or item: any 목 list restarts
             previous, previous_raw, previous_width = line, raw, full_width
     return joined_pages
@@ -168,7 +159,7 @@ def _without_running_lines(lines: list[str], running: set[str]) -> list[str]:
         text = tidy_line(line)
         if index in edge and (_running_key(text) in running or _PAGE_NUMBER.match(text)):
             continue
-        if _TOC_ENTRY.search(text):
+        if DOT_LEADER_ENTRY.search(text):  # a table-of-contents entry would repeat every article header
             continue
         kept.append(line)
     return kept

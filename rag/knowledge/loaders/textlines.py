@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rag.errors import IngestError
+from rag.lang.labels import PLACEHOLDER_TITLE
+from rag.lang.script import HANGUL_SYLLABLE
 from rag.text import normalize_text
 
 # C0/C1 controls other than tab (line breaks are handled by splitting), noncharacters, and the
@@ -17,10 +19,6 @@ _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 _SPACES = re.compile("[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _TITLE_APP_PREFIX = re.compile(r"^Microsoft\s+(?:Word|PowerPoint|Excel)\s+-\s+", re.I)
 _TITLE_FILE_SUFFIX = re.compile(r"\.(?:hwpx?|docx?|pdf|txt|html?|pptx?|xlsx?|md)$", re.I)
-_PLACEHOLDER_TITLE = re.compile(
-    r"^(?:untitled|no\s*title|document\s*\d*|noname\s*\d*|문서\s*\d*|새\s*문서\s*\d*|제목\s*없음|제목)$", re.I
-)
-_HANGUL = re.compile("[\uac00-\ud7a3]")
 _MAX_TITLE_CHARS = 100
 
 
@@ -88,17 +86,17 @@ def clean_metadata_title(title: object) -> str:
     if not isinstance(title, str):
         return ""
     title = title.split("\x00", 1)[0]
-    if not _HANGUL.search(title) and re.search("[\u0080-\u00ff]", title):
+    if not HANGUL_SYLLABLE.search(title) and re.search("[\u0080-\u00ff]", title):
         # Korean producers often write CP949 bytes where PDFDocEncoding is expected.
         try:
             repaired = title.encode("latin-1").decode("cp949")
         except (UnicodeEncodeError, UnicodeDecodeError):
             repaired = ""
-        if _HANGUL.search(repaired):
+        if HANGUL_SYLLABLE.search(repaired):
             title = repaired
     title = tidy_line(title)
     title = _TITLE_FILE_SUFFIX.sub("", _TITLE_APP_PREFIX.sub("", title)).strip()
-    if _PLACEHOLDER_TITLE.match(title) or len(title) > _MAX_TITLE_CHARS:
+    if PLACEHOLDER_TITLE.match(title) or len(title) > _MAX_TITLE_CHARS:
         return ""  # a placeholder, or a whole paragraph rather than a name
     return title
 

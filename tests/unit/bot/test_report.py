@@ -9,6 +9,8 @@ import pytest
 from bot.report.records import CitedArticle, FeedbackRecord, TurnRecord
 from bot.report.report import ReportWindowError, build_report, parse_since, percentile, report_json
 from bot.report.themes import NO_NOUNS_LABEL, group_refusals
+from rag.lang.lexicon import Lexicon
+from rag.stages.vocabulary import KnownWords, Vocabulary
 
 DAY = 86400.0
 START = 1_767_225_600.0  # 2026-01-01 00:00 UTC
@@ -186,3 +188,21 @@ def test_kept_questions_reach_the_terminal_without_control_sequences() -> None:
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
     assert "연차" in shown and "며칠" in shown
     assert "\\[bold]" in shown  # rich markup stays text
+
+
+class TestUnknownWords:
+    def test_themes_name_the_words_neither_the_index_nor_the_vocabulary_knows(self, week):
+        known = KnownWords(["주차", "요금", "위치"], Vocabulary.load(Lexicon(None)))
+
+        report = report_of(week, known=known)
+
+        parking = report.refusal_themes[0]
+        assert parking.label == "주차" and parking.unknown == ()
+        assert ("주차장", 2) in [(w.word, w.count) for w in report.unknown_words]
+        assert "요금" not in [w.word for w in report.unknown_words]
+        assert report_json(report)["unknown_words"][0] == {"word": "주차장", "count": 2}
+
+    def test_without_the_index_nothing_is_listed(self, week):
+        report = report_of(week)
+
+        assert report.unknown_words == [] and all(t.unknown == () for t in report.refusal_themes)

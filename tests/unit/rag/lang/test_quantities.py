@@ -1,10 +1,23 @@
-"""How a question asks for a figure: the unit it asks for decides which stated figures answer it."""
+"""How a question asks for a figure: the unit it asks for decides which stated figures answer it (the asked-unit
+table, rag/data/units.yaml, is run through its own examples)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from rag.quantities import asked_quantities, with_figure_units
+from rag.lang.quantities import ASKED_UNITS, asked_quantities, load_units, with_figure_units
+
+UNIT_CASES = [
+    pytest.param(pattern, text, expected, id=f"{n}-{side}-{'ex' if expected else 'counter'}-{text[:10]}")
+    for n, unit in enumerate(ASKED_UNITS)
+    for side, pattern, examples, counters in (
+        ("asked", unit.asked_pattern, unit.examples, unit.counter_examples),
+        ("stated", unit.stated_pattern, unit.stated_examples, unit.stated_counter_examples))
+    for texts, expected in ((examples, True), (counters, False))
+    for text in texts
+]
 
 
 def answers(question: str, text: str) -> bool:
@@ -32,3 +45,16 @@ def test_no_unit_is_read_into_a_question_that_names_none(question):
 def test_a_stated_figure_counts_its_unit_as_found():
     # "4시간" in an article answers the 시간 of "휴게시간은 몇 시간이야?"; the figure itself stays too.
     assert with_figure_units(["휴게", "4시간", "30분"]) == {"휴게", "4시간", "시간", "30분", "분"}
+
+
+@pytest.mark.parametrize(("pattern", "text", "expected"), UNIT_CASES)
+def test_every_unit_entry_matches_its_examples_and_not_its_counter_examples(pattern, text, expected):
+    assert bool(pattern.search(text)) is expected
+
+
+def test_a_bad_unit_pattern_names_the_file_and_line(tmp_path: Path):
+    table = tmp_path / "units.yaml"
+    table.write_text("units:\n  - asked: '몇\\s*일'\n    stated: '(unclosed'\n    examples: [며칠]\n"
+                     "    stated_examples: [1일]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"units.yaml:2: units.0"):
+        load_units(table)
