@@ -16,6 +16,8 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from rag.lang.lexicon import where
+
 TableT = TypeVar("TableT", bound=BaseModel)
 
 
@@ -50,20 +52,18 @@ def load_table(path: Path, model: type[TableT]) -> TableT:
     the line and the entry (`asks.yaml:12: figure: …`)."""
     text = path.read_text(encoding="utf-8")
     data = yaml.safe_load(text) or {}
-    root = yaml.compose(text)
     try:
         table = model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = tuple(error["loc"])
-        raise ValueError(f"{path.name}:{_line(root, loc)}: {'.'.join(map(str, loc))}: {error['msg']}") from None
+        raise ValueError(f"{where(path, *loc)}: {'.'.join(map(str, loc))}: {error['msg']}") from None
     for loc, cue in cues_of(table):
         try:
             cue.compiled  # noqa: B018 - compiled at load, so a bad pattern fails at start-up
         except re.error as exc:
-            where = ".".join(map(str, loc))
-            raise ValueError(f"{path.name}:{_line(root, loc)}: {where} ({cue.pattern or cue.patterns!r}): {exc}") \
-                from None
+            entry = ".".join(map(str, loc))
+            raise ValueError(f"{where(path, *loc)}: {entry} ({cue.pattern or cue.patterns!r}): {exc}") from None
     return table
 
 
@@ -77,19 +77,3 @@ def cues_of(value: object, loc: tuple[str | int, ...] = ()) -> Iterator[tuple[tu
     elif isinstance(value, tuple):
         for number, item in enumerate(value):
             yield from cues_of(item, (*loc, number))
-
-
-def _line(node: yaml.Node | None, loc: tuple[str | int, ...]) -> int:
-    """The 1-based line of the deepest node of `loc` the YAML holds (the file's first line when none)."""
-    line = node.start_mark.line + 1 if node is not None else 1
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == str(key)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-        else:
-            break
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-    return line

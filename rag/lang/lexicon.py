@@ -83,12 +83,13 @@ def _parsed(path: Path, parse: Callable[[Path], T]) -> T:
 
 
 def where(path: Path, *keys: str | int) -> str:
-    """"file:line" of the entry at `keys` (mapping keys and list indices) in a YAML file, for an error message;
-    "file" alone when the entry cannot be found."""
+    """"file:line" of the entry at `keys` (mapping keys and list indices) in a YAML file, for an error message: the
+    line of the deepest key the file holds (its first line when it holds none, or cannot be read)."""
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8"))
+        node: yaml.Node | None = yaml.compose(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
-        return path.name
+        return f"{path.name}:1"
+    line = node.start_mark.line + 1 if node is not None else 1
     for key in keys:
         if isinstance(node, yaml.MappingNode):
             node = next((value for name, value in node.value if name.value == str(key)), None)
@@ -97,8 +98,9 @@ def where(path: Path, *keys: str | int) -> str:
         else:
             node = None
         if node is None:
-            return path.name
-    return f"{path.name}:{node.start_mark.line + 1}"
+            break
+        line = node.start_mark.line + 1
+    return f"{path.name}:{line}"
 
 
 def words_of(entries: Iterable[str]) -> Iterator[str]:

@@ -60,6 +60,8 @@ CITATION = re.compile(
 NAMED_CITATION = re.compile(r"「([^」]{2,60})」\s*(제\s*" + _ARTICLE_NUMBER_PLAIN + r")(?:\s*(제\s*\d+\s*항))?")
 # An article named anywhere in a question ("제20조", "43조의2"): number, branch.
 ARTICLE_MENTION = re.compile(r"(?:제\s*+|(?<!\d))(\d++)\s*+조(?:\s*+의\s*+(\d+))?")
+# An article number an earlier reply names ("근로기준법 제60조", "제43조의 2"), read with the name before it.
+ARTICLE_NUMBER_NAMED = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
 # A rule code or a numbered reference anywhere ("3-1-24", "2.3.1", "제5조", "제2항").
 NUMBERED_REFERENCE = re.compile(r"(?<!\d)\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")  # from a number's first digit
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-# A question about what happens to whoever breaks a rule.
-ASKS_SANCTION = re.compile(r"처벌|벌금|벌칙|징역|과태료|형사|감옥|전과")
 # The articles that state sanctions ("벌칙", "과태료", "금품 수수 및 공여에 대한 과태료"), not the ones about them
 # (양벌규정, "벌칙 적용 시의 공무원 의제", "과태료의 부과기준").
 SANCTION_TITLE = re.compile(r"^(?:벌칙|과태료)$|에\s*대한\s*(?:벌칙|과태료)$")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 HANGUL_SYLLABLE = re.compile("[\uac00-\ud7a3]")
+HANGUL_WORD = re.compile("[\uac00-\ud7a3]+")
 # Marks a regulation's name may carry or drop without naming another one: spaces, underscores, 「」『』, quotes and
 # the middle dots (ㆍ is the Hangul one, · and ・ its look-alikes).
 NAME_MARKS = re.compile(r"[\s_「」『』\"'ㆍ·・]")

@@ -12,13 +12,13 @@ Every knob is a `RetrievalConfig` field, which `bot/config.py` exposes as `REGBO
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rag.errors import RetrievalUnavailable
+from rag.lang.reference import ARTICLE_NUMBER_NAMED
 from rag.models import Hit, Scope
 from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
@@ -31,7 +31,6 @@ from rag.text import doc_key
 log = logging.getLogger(__name__)
 
 # "제60조", "제19조의2" (not "제60조제1항"'s paragraph: the article is what ranks).
-_ARTICLE_NUMBER = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -163,7 +162,7 @@ class DomainDetector:
         keys = sorted(((k, d) for k, d in self._names.keys.items() if len(k) >= 3), key=lambda kv: -len(kv[0]))
         found: set[tuple[str, str]] = set()
         last = ""
-        for match in _ARTICLE_NUMBER.finditer(text):
+        for match in ARTICLE_NUMBER_NAMED.finditer(text):
             window = doc_key(text[max(0, match.start() - 40): match.start()])
             ends = [(window.rfind(k) + len(k), len(k), d) for k, d in keys if k in window]
             if ends:

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rag.lang.sanctions import SANCTION_TITLE
 from rag.models import Hit
 from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery
-from rag.sanctions import SANCTION_TITLE
 
 
 class SanctionLinks:

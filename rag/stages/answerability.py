@@ -37,8 +37,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.lang import FOREIGN, detect_language, framing_for
+from rag.lang.quantities import with_figure_units
 from rag.models import Chunk, Hit
-from rag.quantities import with_figure_units
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer

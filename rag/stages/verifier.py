@@ -16,6 +16,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.lang import FOREIGN, detect_language
+from rag.lang.script import HANGUL_WORD
 from rag.llm import LlmProvider, fence, looks_like_instruction
 from rag.llm.untrusted import without_instructions
 from rag.models import CITATION_MARKER, Citation
@@ -55,7 +56,6 @@ SOURCE_CHARS = 1500
 
 _MARKER = CITATION_MARKER
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_HANGUL_WORD = re.compile("[\uac00-\ud7a3]+")
 # A sentence ends at . ! ? followed by space; markers right after the period still belong to it ("…다. [1]").
 _BOUNDARY = re.compile(r"(?<=[.!?。])((?:\s*\[\d+\])*)(\s+)")
 
@@ -197,7 +197,7 @@ class LlmVerifier(LlmOverOffline[OfflineVerifier]):
         if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(source_text)):
             return False
         if detect_language(text) in FOREIGN:
-            quoted = " ".join(_HANGUL_WORD.findall(text))
+            quoted = " ".join(HANGUL_WORD.findall(text))
             return not quoted or self.fallback.supported(quoted, list(claim.sources))
         return self.fallback.supported(text, list(claim.sources))
 

@@ -94,12 +94,12 @@ def _literal_call_patterns() -> dict[str, re.Pattern]:
 
 def _data_patterns() -> dict[str, re.Pattern]:
     """Patterns the language home's data files hold (cues, units), compiled by their loaders."""
-    from rag.lang.quantities import ASKED_UNITS
+    from rag.lang.asks import AskTable
+    from rag.lang.cues import cues_of
     from rag.stages.changes import ChangeCues
     from rag.stages.question_core import QuestionCues
 
-    found = {f"rag/data/units.yaml:{n}.{side}": getattr(unit, f"{side}_pattern")
-             for n, unit in enumerate(ASKED_UNITS) for side in ("asked", "stated")}
+    found = {f"rag/data/asks.yaml:{'.'.join(map(str, loc))}": cue.compiled for loc, cue in cues_of(AskTable.load())}
     found.update({f"rag/data/changes.yaml:{n}": p for n, p in enumerate(ChangeCues().patterns)})
     cues = QuestionCues.load()
     for section in ("sentence_breaks", "asks", "situation_ends"):

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 from rag import messages
 from rag.lang import FOREIGN, framing_for
 from rag.lang.asks import QuestionFacets, QuestionReader
+from rag.lang.quantities import FIGURE, STATED_CONDITION, numeric_conditions
+from rag.lang.sanctions import STATES_SANCTION
 from rag.lang.sentences import (
     AMENDMENT_NOTE,
     ANNOUNCES_ITEMS,
@@ -24,11 +26,9 @@ from rag.lang.sentences import (
     STATES_LIMIT,
 )
 from rag.models import CIRCLED, Citation, Hit, cite_chunk, split_paragraphs
-from rag.quantities import FIGURE, STATED_CONDITION, numeric_conditions
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
-from rag.sanctions import STATES_SANCTION
 from rag.stages.config import StageTuning
 from rag.stages.contracts import DraftAnswer, GenerationEvent, GenerationInput
 

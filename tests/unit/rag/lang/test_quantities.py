@@ -1,27 +1,17 @@
-"""How a question asks for a figure: the unit it asks for decides which stated figures answer it (the asked-unit
-table, rag/data/units.yaml, is run through its own examples)."""
+"""How a question asks for a figure: the unit it asks for decides which stated figures answer it (the asked units
+are the `units` of rag/data/asks.yaml, whose examples test_asks.py runs)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from rag.lang.quantities import ASKED_UNITS, asked_quantities, load_units, with_figure_units
+from rag.lang.asks import QuestionReader
+from rag.lang.quantities import with_figure_units
 
-UNIT_CASES = [
-    pytest.param(pattern, text, expected, id=f"{n}-{side}-{'ex' if expected else 'counter'}-{text[:10]}")
-    for n, unit in enumerate(ASKED_UNITS)
-    for side, pattern, examples, counters in (
-        ("asked", unit.asked_pattern, unit.examples, unit.counter_examples),
-        ("stated", unit.stated_pattern, unit.stated_examples, unit.stated_counter_examples))
-    for texts, expected in ((examples, True), (counters, False))
-    for text in texts
-]
-
+READER = QuestionReader()
 
 def answers(question: str, text: str) -> bool:
-    return any(pattern.search(text) for pattern in asked_quantities(question))
+    return any(pattern.search(text) for pattern in READER.read(question).stated_units)
 
 
 @pytest.mark.parametrize(("question", "answering", "not_answering"), [
@@ -39,22 +29,9 @@ def test_a_figure_answers_when_it_is_in_the_unit_asked_for(question, answering, 
 @pytest.mark.parametrize("question", ["몇 분 기다려야 해?", "연차는 언제 써야 해?", "퇴직금 계산 방법"])
 def test_no_unit_is_read_into_a_question_that_names_none(question):
     # "몇 분" may be minutes or people; the other two ask for no figure in a unit.
-    assert asked_quantities(question) == ()
+    assert READER.read(question).units == ()
 
 
 def test_a_stated_figure_counts_its_unit_as_found():
     # "4시간" in an article answers the 시간 of "휴게시간은 몇 시간이야?"; the figure itself stays too.
     assert with_figure_units(["휴게", "4시간", "30분"]) == {"휴게", "4시간", "시간", "30분", "분"}
-
-
-@pytest.mark.parametrize(("pattern", "text", "expected"), UNIT_CASES)
-def test_every_unit_entry_matches_its_examples_and_not_its_counter_examples(pattern, text, expected):
-    assert bool(pattern.search(text)) is expected
-
-
-def test_a_bad_unit_pattern_names_the_file_and_line(tmp_path: Path):
-    table = tmp_path / "units.yaml"
-    table.write_text("units:\n  - asked: '몇\\s*일'\n    stated: '(unclosed'\n    examples: [며칠]\n"
-                     "    stated_examples: [1일]\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"units.yaml:2: units.0"):
-        load_units(table)
