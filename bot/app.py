@@ -148,7 +148,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
                           config=settings.stages_config(), cache=cache, search=retriever, folder=folder,
                           changes=ChangeAnswerer(changes, lookup, cues=words.change_cues, clock=clock,
                                                  recent_days=settings.recent_change_days),
-                          amendments=amendments)
+                          amendments=amendments, question_cues=words.question_cues)
     evidence = EvidenceSelector(neighbours, max_neighbours=settings.neighbours_max)
     pipeline = AnswerPipeline(stages=stages, retriever=retriever, evidence=evidence,
                               config=PipelineConfig(answer_deadline_s=settings.answer_deadline_s,

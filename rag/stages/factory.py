@@ -11,6 +11,7 @@ from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.agent_tools import AgentTools, RegulationSearch
+from rag.stages.answerability import AnswerabilityJudge
 from rag.stages.changes import AmendmentNotes, ChangeAnswerer
 from rag.stages.config import StagesConfig
 from rag.stages.contracts import FollowupSuggester, Generator, Grader, Rewriter, Understander, Verifier
@@ -20,6 +21,7 @@ from rag.stages.generator import ExtractiveGenerator, LlmGenerator
 from rag.stages.grader import LlmGrader, OfflineGrader
 from rag.stages.legal_basis import CollectionRoles, LegalBasis
 from rag.stages.planner import OfflineQueryPlanner
+from rag.stages.question_core import QuestionCues
 from rag.stages.rewriter import LlmQueryRewriter, OfflineQueryRewriter
 from rag.stages.router import OfflineQueryRouter
 from rag.stages.smalltalk import SmallTalkResponder
@@ -49,12 +51,14 @@ class PipelineStages:
 def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: Tokenizer, lookup: StructuralLookup,
                  analyzer: QueryAnalyzer, config: StagesConfig | None = None, cache: SemanticAnswerCache | None = None,
                  folder: ConversationFolder | None = None, search: RegulationSearch | None = None,
-                 changes: ChangeAnswerer | None = None, amendments: AmendmentNotes | None = None) -> PipelineStages:
+                 changes: ChangeAnswerer | None = None, amendments: AmendmentNotes | None = None,
+                 question_cues: QuestionCues | None = None) -> PipelineStages:
     """The stages for `AnswerPipeline`. With `llm=None` they are exactly the offline stages.
 
     `llm` should be the `ResilientProvider` from `build_llm_provider` (retries, breaker, per-turn budget).
     `search` (the hybrid retriever) with `lookup` gives the answer's LLM its tools; without it, no tools.
-    Every knob comes from `config` (its defaults without one).
+    Every knob comes from `config` (its defaults without one); `question_cues` (the package's table extended by a
+    deployment's lexicon) tell the answerability judge a question's legal core from its story.
     """
     config = config or StagesConfig()
     window = HistoryWindow(messages=config.history_messages, chars=config.history_chars)
@@ -63,7 +67,9 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
                                             router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus,
                                                                       changes=changes),
                                             planner=OfflineQueryPlanner(tokenizer), glossary=analyzer.glossary)
-    grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, threshold=config.answerable_threshold)
+    judge = AnswerabilityJudge(corpus, tokenizer, analyzer=analyzer, threshold=config.answerable_threshold,
+                               cues=question_cues)
+    grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, judge=judge)
     smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)
     verifier = OfflineVerifier(corpus, tokenizer)
