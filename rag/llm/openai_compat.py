@@ -97,11 +97,7 @@ class OpenAICompatibleProvider:
                 body = await self._post_json(request)
                 break
             except LlmRequestFailed as error:
-                fallback = _next_json_mode(mode, error) if request.json_schema is not None else None
-                if fallback is None:
-                    raise
-                logger.warning("%s rejected JSON mode %s; using %s", self._shown_url, mode, fallback)
-                self._json_mode = fallback
+                self._next_json_mode(request, mode, error)
         try:
             message = body["choices"][0]["message"]
             text = message.get("content") or ""
@@ -139,6 +135,15 @@ class OpenAICompatibleProvider:
         # read = idle time between bytes: for a stream that is the hang timeout of each event.
         return httpx2.Timeout(request.timeout_s, connect=min(self._connect_timeout_s, request.timeout_s))
 
+    def _next_json_mode(self, request: LlmRequest, mode: JsonMode, error: LlmRequestFailed) -> None:
+        """After the server refused JSON mode `mode`: use the next one for this and later calls, or raise `error`
+        when there is none (or the request asked for no JSON)."""
+        fallback = _next_json_mode(mode, error) if request.json_schema is not None else None
+        if fallback is None:
+            raise error
+        logger.warning("%s rejected JSON mode %s; using %s", self._shown_url, mode, fallback)
+        self._json_mode = fallback
+
     async def _post_json(self, request: LlmRequest) -> dict[str, Any]:
         try:
             response = await self._client.post(
@@ -166,11 +171,7 @@ class OpenAICompatibleProvider:
             try:
                 first = await anext(events)
             except LlmRequestFailed as error:
-                fallback = _next_json_mode(mode, error) if request.json_schema is not None else None
-                if fallback is None:
-                    raise
-                logger.warning("%s rejected JSON mode %s; using %s", self._shown_url, mode, fallback)
-                self._json_mode = fallback
+                self._next_json_mode(request, mode, error)
                 continue
             break
         final: LlmResponse | None = first if isinstance(first, LlmResponse) else None
