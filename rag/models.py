@@ -155,6 +155,9 @@ class Answer(Frozen):
     retrieved: tuple[Hit, ...] = ()  # ranked evidence, for eval and debugging
     notes: tuple[str, ...] = ()  # flow log lines (regbot ask --debug)
     cache: Literal["off", "miss", "hit"] = "off"  # the semantic answer cache's part in this answer
+    # The asker's language as the understanding decided it (a tapped reference takes the conversation's): the
+    # captions and buttons follow it. "": no understanding ran, an adapter reads the question's own letters.
+    language: str = ""
 
     @model_validator(mode="before")
     @classmethod

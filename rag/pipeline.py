@@ -137,6 +137,7 @@ class AnswerPipeline:
                 return
         understood = await trace.timed("understand",
                                        self.stages.understander.run(question, turn.history, forced=turn.force_route))
+        trace.language = understood.language
         if understood.enhanced.used_history:
             trace.note(f"enhanced with history: {understood.enhanced.text}")
         route = understood.decision.route

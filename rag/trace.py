@@ -27,6 +27,7 @@ class TurnTrace:
     notes: list[str] = field(default_factory=list)
     budget: LlmCallBudget = field(default_factory=lambda: LlmCallBudget(0))
     stage_timeout_s: float = 20.0  # any one non-streaming stage (`PipelineConfig.stage_timeout_s`)
+    language: str = ""  # the asker's language once the understanding decided it (`Answer.language`)
 
     @property
     def llm_calls(self) -> int:
@@ -64,7 +65,7 @@ class TurnTrace:
                       llm_tokens={stage: (u.input_tokens, u.output_tokens)
                                   for stage, u in self.budget.by_stage.items()},
                       llm_breaker=str(getattr(llm, "breaker_state", "")),
-                      retrieved=tuple(hits or ()), notes=tuple(self.notes),
+                      retrieved=tuple(hits or ()), notes=tuple(self.notes), language=self.language,
                       cache="miss" if "cache" in self.timings_ms else "off")
 
 

@@ -180,7 +180,7 @@ class ThreadResponder:
                 citations=record.citations,
                 followups=record.followups,
                 feedback_value=feedback.to_value(),
-                language=detect_language(turn.text),
+                language=collector.answer.language or detect_language(turn.text),
             )
         )
 

@@ -233,7 +233,7 @@ class PersonalChatStreamer(_EventRenderer):
 
         def last(text: str, sid: str | None) -> Payload:
             return cards.answer_message(text, citations=citations, followups=followups, stream_id=sid,
-                                        language=self._language)
+                                        language=answer.language or self._language)
 
         message_id = await self._send_final(last, parts[-1], stream_id)
         if message_id is None:
@@ -332,7 +332,8 @@ class ThreadReplyRenderer(_EventRenderer):
             replace = None
 
         def last(text: str) -> Payload:
-            return cards.answer_message(text, citations=citations, followups=followups, language=self._language)
+            return cards.answer_message(text, citations=citations, followups=followups,
+                                        language=answer.language or self._language)
 
         message_id = await self._post(last, parts[-1], replace)
         return RenderOutcome(answer=answer, message_id=message_id, delivered=True)

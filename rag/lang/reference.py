@@ -79,6 +79,8 @@ DIVISION_REF = re.compile(r"^\s*(?:제\s*)?(\d+)\s*" + _DIVISION_WORD + r"(?:\s*
 # "별표 2", "[별지 제1호 서식]", "서식 3": kind, number, branch, rest.
 ANNEX_REF = re.compile(r"^\s*\[?(별표|별지|서식)\s*(?:제\s*)?(\d+)\s*(?:호)?(?:\s*의\s*(\d+))?\s*(?:서식)?\]?(.*)$")
 # The whole text of a regulation, optionally one page of it: "전문", "전문 2쪽", "전문 3페이지", "원문 2".
+# The last word of a bare reference ("제20조", "제1항", "제3장", "별표1", "전문"): what a follow-up button ends in.
+REFERENCE_WORD = re.compile(r"(?:제?(?<!\d)\d++(?:조(?:의\d++)?|[항호]|[편장절관](?:의\d++)?)|별표\d*+|전문)")
 FULLTEXT_REF = re.compile(r"^\s*(?:전문|원문|전체\s*조문)\s*(?:(\d+)\s*(?:쪽|페이지|p)?)?(.*)$")
 ADDENDA_REF = re.compile(r"^\s*부\s*칙(.*)$")
 # "시행령"/"시행규칙" right after a law's name (with or without a space).

@@ -8,14 +8,16 @@ caught by patterns first and never reach the LLM. The offline version runs the t
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 
 from pydantic import BaseModel, Field, field_validator
 
 from rag.lang import FOREIGN, Glossary, foreign_smalltalk_kind
 from rag.lang.asks import QuestionFacets, QuestionReader
+from rag.lang.reference import REFERENCE_WORD
 from rag.llm import LlmProvider, fence
-from rag.models import Message, Route
+from rag.models import Message, Role, Route
 from rag.retrieval.lookup import StructuralLookup
 from rag.retrieval.query import QueryAnalyzer
 from rag.stages.contracts import EnhancedQuery, QueryPlan, QueryUnderstanding, RouteDecision, Strategy
@@ -46,6 +48,9 @@ compound이면 부분마다 1개씩, 부분 사이의 연결을 살려서 쓰세
    - vague: 질문이 너무 막연해 검색어가 떠오르지 않을 때만 true로 하고, hypothetical_passage에 그 답이 \
 들어 있을 법한 규정 조문 문체의 2~3문장을 쓰세요. 그 밖에는 빈 문자열.
 """
+
+_LATIN = re.compile("[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_MAX_BARE = 80  # a follow-up button's reference is short; longer text is a question of its own
 
 # The intent table's words for a situation the question describes (rag/data/intents.yaml): a hint, not a rule.
 INTENT_HINT = "참고(상황 표현 사전): 이 질문은 다음 규정 용어와 관련될 수 있습니다: {words}"
@@ -81,20 +86,40 @@ class OfflineQueryUnderstander:
         self.glossary = glossary  # reads English and Vietnamese questions (None: every question is Korean)
         self.reader = reader or QuestionReader()
 
-    def language_of(self, question: str, text: str) -> dict[str, object]:
-        """`language`, `korean_query` and `topics` of the question (`text`, its standalone form, is translated)."""
+    def language_of(self, question: str, text: str, history: tuple[Message, ...] = ()) -> dict[str, object]:
+        """`language`, `korean_query` and `topics` of the question (`text`, its standalone form, is translated).
+        A bare reference (a tapped follow-up button, "근로기준법 제56조(연장 근로)") says nothing of the asker's
+        language: it takes the language of the conversation's last user turn that does."""
         if self.glossary is None:
             return {}
         language = self.glossary.read(question).language
+        if self._bare_reference(question, history):
+            language = next((self.glossary.read(m.content).language for m in reversed(history)
+                             if m.role == Role.USER and not self._bare_reference(m.content, ())), language)
         if language not in FOREIGN:
             return {"language": language}
         read = self.glossary.read(text, language)
         return {"language": language, "korean_query": read.korean_query, "topics": read.topics}
 
+    def _bare_reference(self, question: str, history: tuple[Message, ...]) -> bool:
+        """True for a reference with no words of its own around it: no Latin letters, nothing after the
+        reference but its title in parentheses, and one the lookup reads."""
+        text = question.strip()
+        if not text or len(text) > _MAX_BARE or _LATIN.search(text):
+            return False
+        if text.endswith(")") and "(" in text:
+            text = text[:text.rindex("(")].rstrip()  # "제56조(연장 근로)": the button's article title
+        words = text.split()
+        if not words or not REFERENCE_WORD.fullmatch(words[-1]):  # "… 보여줘": Korean words of its own
+            return False
+        lookup = self.router.lookup
+        return (lookup.parse(question) is not None or lookup.names_no_regulation(question)
+                or lookup.followup(question, history) is not None)
+
     async def run(self, question: str, history: tuple[Message, ...], *,
                   forced: Route | None = None) -> QueryUnderstanding:
         enhanced = await self.enhancer.run(question, history)
-        facets = self.language_of(question, enhanced.text)
+        facets = self.language_of(question, enhanced.text, history)
         decision, lookup_query = await self.route(question, enhanced, history, forced=forced,
                                                   language=str(facets.get("language", "ko")),
                                                   korean_query=str(facets.get("korean_query", "")))

@@ -54,3 +54,21 @@ async def test_out_of_scope_english_question_is_declined_in_english(
 
     final = await slack_api.wait_for(lambda: slack_api.answered(CHANNEL, event["ts"]))
     assert final.answer_text.startswith("I cannot help with that")
+
+
+async def test_a_tapped_follow_up_under_an_english_answer_is_answered_in_english(
+        slack_regbot: SlackSender, slack_api: FakeSlackApi):
+    event = slack_regbot.mention(f"<@{BOT_USER_ID}> After one full year here, how much paid annual leave is mine?")
+    await slack_regbot.event(event)
+    first = await slack_api.wait_for(lambda: slack_api.answered(CHANNEL, event["ts"]))
+    button = first.buttons("regbot_followups")[0]
+
+    status, _ = await slack_regbot.click(button, message=first.as_slack())
+
+    assert status == 200
+    second = await slack_api.wait_for(lambda: (a := slack_api.answered(CHANNEL, event["ts"])) is not first and a)
+    # The button is a bare Korean reference; the conversation is English, so the article's captions are too.
+    assert button["value"] == "취업규칙 제21조(연차휴가의 사용 촉진)"
+    assert second.answer_text.startswith("**취업규칙 제21조(연차휴가의 사용 촉진)**")
+    assert second.context_text.startswith("*Sources*")
+    assert [b["text"]["text"] for b in second.buttons("regbot_feedback")] == ["👍 Helpful", "👎 Not helpful"]

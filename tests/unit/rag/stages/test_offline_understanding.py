@@ -2,6 +2,7 @@
 
 import pytest
 
+from rag.lang import load_glossary
 from rag.models import Message, Role, Route
 from rag.stages.contracts import Strategy
 from rag.stages.enhancer import OfflineQueryEnhancer
@@ -135,3 +136,42 @@ class TestOfflineQueryUnderstander:
                        Message(role=Role.ASSISTANT, content="**취업규칙 제20조(연차유급휴가)** [1] …"))
         follow_up = await understander.run("제21조 보여줘", about_rules)
         assert (follow_up.decision.route, follow_up.lookup_query) == (Route.LOOKUP, "취업규칙 제21조 보여줘")
+
+
+class TestLanguageOfABareReference:
+    """A tapped follow-up button or a typed bare reference carries no language of its own: the conversation's."""
+
+    @pytest.fixture
+    def reader(self, samples):
+        return OfflineQueryUnderstander(enhancer=OfflineQueryEnhancer(),
+                                        router=OfflineQueryRouter(samples.lookup, samples.tokenizer),
+                                        planner=OfflineQueryPlanner(samples.tokenizer), glossary=load_glossary())
+
+    @staticmethod
+    def after(question: str) -> tuple[Message, ...]:
+        return (Message(role=Role.USER, content=question),
+                Message(role=Role.ASSISTANT, content="**취업규칙 제20조(연차유급휴가)** [1] …"))
+
+    @pytest.mark.parametrize("question", ["취업규칙 제21조", "취업규칙 제21조(휴가)", "제21조"])
+    async def test_a_bare_reference_after_an_english_turn_is_english(self, reader, question):
+        history = self.after("How much annual leave do I get after one year?")
+        understood = await reader.run(question, history)
+        assert (understood.language, understood.decision.route) == ("en", Route.LOOKUP)
+
+    async def test_a_bare_reference_after_a_vietnamese_turn_is_vietnamese(self, reader):
+        history = self.after("Tôi được nghỉ phép bao nhiêu ngày mỗi năm?")
+        assert (await reader.run("취업규칙 제21조", history)).language == "vi"
+
+    async def test_a_bare_reference_after_a_korean_turn_or_alone_is_korean(self, reader):
+        assert (await reader.run("취업규칙 제21조", self.after(LEAVE_QUESTION))).language == "ko"
+        assert (await reader.run("취업규칙 제21조", ())).language == "ko"
+
+    async def test_the_last_turn_with_words_of_its_own_decides_past_an_earlier_tap(self, reader):
+        history = (*self.after("How much annual leave do I get after one year?"), *self.after("취업규칙 제20조"))
+        assert (await reader.run("취업규칙 제21조", history)).language == "en"
+
+    @pytest.mark.parametrize("question", ["취업규칙 제21조 보여줘", "PC 반납은 언제까지 해야 해?",
+                                          "OT 수당은 어떻게 계산돼?", "연차는 며칠이야?"])
+    async def test_a_korean_question_in_an_english_conversation_stays_korean(self, reader, question):
+        history = self.after("How much annual leave do I get after one year?")
+        assert (await reader.run(question, history)).language == "ko"
