@@ -54,11 +54,13 @@ PARAMETERS: dict[str, tuple[tuple[float, ...], float, str]] = {
     "named_document_boost": ((1.0, 1.1, 1.2, 1.3, 1.5, 1.8, 2.2), 1.0, "prior:named_document"),
     "cited_article_boost": ((1.0, 1.1, 1.2, 1.35, 1.5, 1.8, 2.2, 3.0), 1.0, "prior:cited_article"),
     "cited_document_boost": ((1.0, 1.05, 1.1, 1.2, 1.35, 1.5), 1.0, "prior:cited_document"),
+    "subordinate_factor": ((0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1), 1.0, "prior:subordinate"),
     "rerank_title_weight": ((0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0), 0.0, "feature:title"),
     "rerank_body_weight": ((0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0), 0.0, "feature:body"),
     "rerank_paragraph_weight": ((0.0, 0.1, 0.2, 0.3, 0.5, 0.75), 0.0, "feature:paragraph"),
     "rerank_quantity_weight": ((0.0, 0.1, 0.2, 0.3, 0.5), 0.0, "feature:quantity"),
     "rerank_core_weight": ((0.0, 0.1, 0.2, 0.35, 0.5, 0.75), 0.0, "feature:core"),
+    "rerank_defines_weight": ((0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2), 0.0, "feature:defines"),
     "rerank_addenda_penalty": ((0.2, 0.35, 0.5, 0.7, 1.0), 1.0, "addenda"),
 }
 K = 10
@@ -283,6 +285,8 @@ def main() -> int:
     fitp = sub.add_parser("fit")
     fitp.add_argument("--cache", type=Path, required=True)
     fitp.add_argument("--folds", type=int, default=5)
+    fitp.add_argument("--only", default="", help="comma-separated parameters to fit; the others keep their current "
+                                                  "values (a new signal earns its place against today's ranking)")
     fitp.add_argument("--write", action="store_true", help=f"write the fit as `candidate` to {RANKING_FIT}")
     fitp.add_argument("--apply", action="store_true", help="with --write: make the fitted values the defaults "
                                                             "(after checking them with `regbot eval`)")
@@ -304,16 +308,19 @@ def main() -> int:
     current = {name: float(getattr(defaults, name)) for name in PARAMETERS}
     fold = folds_of(pool, args.folds)
     everything = np.arange(len(records))
+    held = {n: v for n, v in current.items() if n not in args.only.split(",")} if args.only else {}
     report: dict = {"items": len(records), "sets": dict(sizes), "folds": args.folds,
                     "current": breakdown(pool, pool.ranks(current), weights)}
-    cv = cross_validate(pool, fold, weights, current)
+    cv = cross_validate(pool, fold, weights, current, fixed=held)
     report["cv_held_out"] = breakdown(pool, cv, weights)
     log(f"objective, current: {report['current']['objective']}  cv held-out: {report['cv_held_out']['objective']}")
     # A parameter earns its place when cross-validation with it beats cross-validation without it.
     dropped: dict[str, float] = {}
     ablation = {}
     for name, (_, neutral, _) in PARAMETERS.items():
-        without = cross_validate(pool, fold, weights, current, fixed={**dropped, name: neutral})
+        if name in held:
+            continue
+        without = cross_validate(pool, fold, weights, current, fixed={**held, **dropped, name: neutral})
         score = breakdown(pool, without, weights)["objective"]
         ablation[name] = score
         if score >= report["cv_held_out"]["objective"] - KEEP_MARGIN:
@@ -322,10 +329,10 @@ def main() -> int:
         else:
             log(f"  {name}: without it CV {score}: kept")
     if dropped:
-        cv = cross_validate(pool, fold, weights, current, fixed=dropped)
+        cv = cross_validate(pool, fold, weights, current, fixed={**held, **dropped})
         report["cv_held_out"] = breakdown(pool, cv, weights)
     report["cv_without"] = ablation
-    final = fit(pool, everything, weights, current, fixed=dropped)
+    final = fit(pool, everything, weights, current, fixed={**held, **dropped})
     report["fitted_in_sample"] = breakdown(pool, pool.ranks(final), weights)
     report["values"] = final
     report["dropped"] = sorted(dropped)

@@ -1,9 +1,10 @@
 """What a question asks, read once: its facets.
 
 A question asks for a figure, an amount, a limit, a sanction, a purpose, a list, a meaning or a repealed version;
-it may ask in a unit ("며칠" → days), set a numeric condition ("1년 지나면"), lean on the conversation, and tell a
-story before its legal core. `QuestionReader` reads these from the cues of `rag/data/asks.yaml` into one
-`QuestionFacets`, which the understanding stage makes and retrieval, the reranker and the answer's lead read.
+it may ask whether something counts as a defined term ("임금에 해당하는지"), ask in a unit ("며칠" → days), set a
+numeric condition ("1년 지나면"), lean on the conversation, and tell a story before its legal core.
+`QuestionReader` reads these from the cues of `rag/data/asks.yaml` into one `QuestionFacets`, which the
+understanding stage makes and retrieval, the reranker and the answer's lead read.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class AskTable(BaseModel):
     asks: Asks
     units: tuple[UnitCue, ...] = ()
     condition: Cue
+    classification: Cue
     history: HistoryCues
     core: CoreCues
 
@@ -113,6 +115,7 @@ class QuestionFacets(BaseModel):
     repealed: bool = False
     units: tuple[AskedUnit, ...] = ()  # the units asked for, in the user's own words
     conditions: frozenset[tuple[str, str, bool]] = frozenset()  # (number, unit, at least?): "1년 지나면"
+    classified: tuple[str, ...] = ()  # "does X count as Y?": the Ys ("임금에 해당하는지" → 임금)
     leans_on_history: bool = False  # set by the understanding stage when the conversation was folded in
     core: str = ""  # the legal core of a long question, without its story ("" when the question is its core)
     parts: tuple[QuestionFacets, ...] = ()  # each part of a compound question, read on its own
@@ -142,12 +145,16 @@ class QuestionReader:
                       if u.search(own))
         core = self.core(question)
         return QuestionFacets(**found, units=units, conditions=self.conditions(question),
-                              core=core if core != question.strip() else "")
+                              classified=self.classified(question), core=core if core != question.strip() else "")
 
     def conditions(self, text: str) -> frozenset[tuple[str, str, bool]]:
         """(number, unit, at least?) of each numeric condition the question sets."""
         return frozenset((m.group(1), m.group(2), m.group(3) is not None)
                          for m in self.table.condition.compiled.finditer(text))
+
+    def classified(self, text: str) -> tuple[str, ...]:
+        """The terms the question asks whether something counts as, in order ("임금에 해당하는지" → 임금)."""
+        return tuple(dict.fromkeys(m.group("term") for m in self.table.classification.compiled.finditer(text)))
 
     def core(self, text: str) -> str:
         """What a long question asks, without its story: its last sentence, or of a long last sentence its last

@@ -14,6 +14,8 @@ import re
 AMENDMENT_NOTE = re.compile(r"(?<!\s)\s*+<(개정|신설)[^<>]*>")  # from a blank run's start: linear
 # Statutes define with "“X”란 … 말한다".
 DEFINITION = re.compile(r"(이)?란\s.{0,400}?(말한다|뜻한다)")  # bounded: `.*` rescanned the line per 란
+# The term a definition defines: "“임금”이란", "\"근로자\"란" (a bounded quoted run: linear).
+DEFINED_TERM = re.compile(r'["“]([^"”\n]{1,30})["”]\s*(?:이)?란\s')
 # A limit stated: "초과할 수 없다", "이하" ….
 STATES_LIMIT = re.compile(r"초과할\s*수\s*없|초과하지\s*못|넘지\s*못|한도로|이하|이내")
 # The proviso of a provision ("…할 수 있다. 다만, …"); group 1 reads it on its own, without its "다만,".

@@ -283,12 +283,14 @@ class Fusion:
 
 
 # The columns of `PriorWeighting.flags`: each multiplies a candidate's fused score by its factor when set.
-PRIOR_FLAGS = ("outside_named_domain", "outside_vector_domain", "named_document", "cited_article", "cited_document")
+PRIOR_FLAGS = ("outside_named_domain", "outside_vector_domain", "named_document", "cited_article", "cited_document",
+               "subordinate")
 
 
 class PriorWeighting:
     """Multiplies a candidate's fused score: demoted outside the question's domain, boosted in a regulation the
-    question names, and — for a follow-up — in the articles (and regulations) the previous reply cited."""
+    question names, and — for a follow-up — in the articles (and regulations) the previous reply cited; a
+    subordinate regulation's article (a 시행령 under its law) weighs by its own factor unless the question names it."""
 
     def __init__(self, corpus: IndexedCorpus, detector: DomainDetector, config: RetrievalConfig) -> None:
         self.corpus = corpus
@@ -300,7 +302,7 @@ class PriorWeighting:
         """One factor per `PRIOR_FLAGS` column."""
         config = self.config
         return np.array([config.out_of_domain_factor, config.vector_domain_factor, config.named_document_boost,
-                         config.cited_article_boost, config.cited_document_boost])
+                         config.cited_article_boost, config.cited_document_boost, config.subordinate_factor])
 
     def flags(self, chunk_ids: Sequence[str], domains: QueryDomains) -> np.ndarray:
         """Candidates × `PRIOR_FLAGS` (bool); a chunk no longer in the corpus has none."""
@@ -311,6 +313,7 @@ class PriorWeighting:
         cited = set(domains.cited)
         cited_docs = {doc for doc, _ in cited}
         position, chunks, chunk_domains = self.corpus.position, self.corpus.chunks, self.detector.chunk_domains
+        subordinate = self.corpus.subordinate_documents()
         out = np.zeros((len(chunk_ids), len(PRIOR_FLAGS)), dtype=bool)
         for n, chunk_id in enumerate(chunk_ids):
             at = position.get(chunk_id)
@@ -322,6 +325,7 @@ class PriorWeighting:
             out[n, 2] = chunk.doc in named
             out[n, 3] = (chunk.doc, chunk.article) in cited
             out[n, 4] = chunk.doc in cited_docs and not out[n, 3]
+            out[n, 5] = chunk.doc in subordinate and chunk.doc not in named
         return out
 
     def run(self, candidates: Sequence[Candidate], domains: QueryDomains) -> list[Candidate]:

@@ -100,6 +100,9 @@ class RetrievalConfig(BaseModel):
     cited_article_boost: float = Field(fitted("cited_article_boost", 1.0),
         description="Score factor of an article the previous reply cited, "
                     "for a follow-up that leans on it.")
+    subordinate_factor: float = Field(fitted("subordinate_factor", 1.0), gt=0,
+        description="Factor for an article of a subordinate regulation (one whose name extends another "
+                    "document's: 근로기준법 시행령 under 근로기준법) unless the question names it.")
     cited_document_boost: float = Field(fitted("cited_document_boost", 1.0),
         description="Score factor of the other articles of a regulation the "
                     "previous reply cited, for a follow-up.")
@@ -133,6 +136,9 @@ class RetrievalConfig(BaseModel):
     rerank_core_weight: float = Field(fitted("rerank_core_weight", 0.0),
         description="Heuristic reranker: weight of the coverage of a long "
                     "question's core (its last clause, after the story).")
+    rerank_defines_weight: float = Field(fitted("rerank_defines_weight", 0.0),
+        description="Heuristic reranker: weight of defining the term a "
+                    "question asks whether something counts as (임금에 해당하는지 → 제2조).")
     rerank_addenda_penalty: float = Field(fitted("rerank_addenda_penalty", 0.5),
         description="Heuristic reranker: factor for 부칙 and stub annexes.")
     rerank_context_weight: float = Field(0.3, description="Heuristic reranker: weight of earlier-turn words.")

@@ -78,6 +78,7 @@ class IndexedCorpus:
         self.has_vector: np.ndarray = np.zeros(0, dtype=bool)
         self._lock = threading.Lock()
         self.version = -1
+        self._subordinate: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
         self.chunks: list[Chunk] = []
         self.position: dict[str, int] = {}
         self.lexical = LexicalIndex([], [])
@@ -285,6 +286,16 @@ class IndexedCorpus:
             if not allowed or c.collection in allowed:
                 seen.setdefault(c.doc, None)
         return list(seen)
+
+    def subordinate_documents(self) -> frozenset[str]:
+        """The documents whose name extends another document's ("근로기준법 시행령" under "근로기준법"): a
+        decree's details under its law. Read from the names alone, once per index version."""
+        key = (self.version, id(self.chunks))  # load_chunks replaces the list without a new version
+        if self._subordinate[0] != key:
+            names = self.documents()
+            self._subordinate = (key, frozenset(
+                d for d in names if any(d != law and d.startswith(f"{law} ") for law in names)))
+        return self._subordinate[1]
 
     def of_document(self, doc: str, scope: Scope | None = None) -> list[Chunk]:
         allowed = set(scope.collections) if scope else set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -13,6 +14,7 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from rag.errors import ConfigError
+from rag.lang.sentences import DEFINED_TERM
 from rag.llm import LlmProvider, LlmRequest, LlmUnavailable
 from rag.models import Hit, Message, Role, split_paragraphs
 from rag.retrieval.config import EXPANSION_WEIGHT, RetrievalConfig
@@ -47,12 +49,27 @@ def heuristic_reranker(config: RetrievalConfig, idf: Callable[[str], float]) -> 
                              addenda_penalty=config.rerank_addenda_penalty, expansion_weight=config.expansion_weight,
                              context_weight=config.rerank_context_weight,
                              paragraph_weight=config.rerank_paragraph_weight,
-                             quantity_weight=config.rerank_quantity_weight, core_weight=config.rerank_core_weight)
+                             quantity_weight=config.rerank_quantity_weight, core_weight=config.rerank_core_weight,
+                             defines_weight=config.rerank_defines_weight)
 
 
 # The columns of `HeuristicReranker.features`, in order; `rag/data/ranking_fit.yaml` fits one weight per column
 # (the fused score's weight is the unit).
-FEATURES = ("fused", "title", "body", "paragraph", "quantity", "core")
+FEATURES = ("fused", "title", "body", "paragraph", "quantity", "core", "defines")
+
+
+@lru_cache(maxsize=8192)
+def defined_terms(text: str) -> frozenset[str]:
+    """The terms a provision defines ("“임금”이란 …" → 임금), spaces removed; keyed by the text itself, so a
+    re-ingested article is read anew."""
+    return frozenset(t.replace(" ", "") for t in DEFINED_TERM.findall(text))
+
+
+def defines_asked(classified: Sequence[str], text: str) -> bool:
+    """Does the text define a term the question asks whether something counts as ("임금에 해당하는지")? A term
+    read with a longer word before it ("가족수당이임금") still ends with the defined one."""
+    defined = defined_terms(text) if classified else frozenset()
+    return any(term.endswith(d) for term in classified for d in defined if len(d) > 1)
 
 
 class HeuristicReranker:
@@ -64,13 +81,15 @@ class HeuristicReranker:
     count too: an article that answers holds them in the 항 that answers, one that merely mentions them scatters
     them. A question asking "how many weeks" favours an article stating a number of weeks. A long question's core
     (its last clause: what is asked, after the story) is covered separately, so the story's words cannot outvote
-    it. 부칙 and stub annexes are demoted.
+    it. A question asking whether something counts as a term ("임금에 해당하는지") favours the article defining
+    that term. 부칙 and stub annexes are demoted.
     """
 
     def __init__(self, *, idf: Callable[[str], float] | None = None, fused_weight: float = 1.0,
                  title_weight: float = 0.35, body_weight: float = 0.35, addenda_penalty: float = 0.5,
                  expansion_weight: float = EXPANSION_WEIGHT, context_weight: float = 0.3,
-                 paragraph_weight: float = 0.2, quantity_weight: float = 0.2, core_weight: float = 0.0) -> None:
+                 paragraph_weight: float = 0.2, quantity_weight: float = 0.2, core_weight: float = 0.0,
+                 defines_weight: float = 0.0) -> None:
         self.idf = idf or (lambda token: 1.0)
         self.fused_weight = fused_weight
         self.title_weight = title_weight
@@ -81,12 +100,13 @@ class HeuristicReranker:
         self.paragraph_weight = paragraph_weight
         self.quantity_weight = quantity_weight
         self.core_weight = core_weight
+        self.defines_weight = defines_weight
 
     @property
     def weights(self) -> np.ndarray:
         """One weight per `FEATURES` column."""
         return np.array([self.fused_weight, self.title_weight, self.body_weight, self.paragraph_weight,
-                         self.quantity_weight, self.core_weight])
+                         self.quantity_weight, self.core_weight, self.defines_weight])
 
     def features(self, query: AnalyzedQuery, hits: Sequence[Hit]) -> tuple[np.ndarray, np.ndarray]:
         """(hits × `FEATURES` matrix, per hit: is it 부칙 or a stub annex). The fused score is relative to the
@@ -99,6 +119,7 @@ class HeuristicReranker:
         core_total = sum(core.values()) or 1.0
         top = max((h.score for h in hits), default=1.0) or 1.0
         quantities = query.facets.stated_units
+        classified = query.facets.classified
         rows = np.zeros((len(hits), len(FEATURES)))
         stub = np.zeros(len(hits), dtype=bool)
 
@@ -115,6 +136,7 @@ class HeuristicReranker:
             if quantities:
                 rows[n, 4] = sum(1 for q in quantities if q.search(body)) / len(quantities)
             rows[n, 5] = cover(core, f"{title} {body}") / core_total if core else 0.0
+            rows[n, 6] = float(defines_asked(classified, body))
             stub[n] = chunk.kind == "addenda" or (chunk.kind in ("annex", "form") and len(body) < 200)
         return rows, stub
 

@@ -64,6 +64,23 @@ def test_an_article_stating_the_unit_asked_for_moves_up():
     assert unweighted[0].chunk.article == "제9조"  # the fused order stands without the unit signal
 
 
+def test_a_question_whether_something_counts_as_a_term_favours_the_article_defining_it():
+    allowance = make_chunk("규정", "제20조", "가족수당", "가족수당은 배우자에게 매월 4만원을 지급한다.")
+    definitions = make_chunk("규정", "제2조", "정의", "① 이 규정에서 사용하는 용어의 뜻은 다음과 같다.\n"
+                                                  '1. "임금"이란 근로의 대가로 지급하는 모든 금품을 말한다.')
+    text = "가족수당이 임금에 해당하는지 궁금합니다"
+    question = AnalyzedQuery(text=text, tokens=("가족수당", "임금"), facets=QuestionReader().read(text))
+    assert question.facets.classified == ("임금",)
+    ranked = HeuristicReranker(defines_weight=0.8).rerank(question, hits(allowance, definitions))
+    assert ranked[0].chunk.article == "제2조"
+    plain = AnalyzedQuery(text="가족수당은 얼마야?", tokens=("가족수당", "임금"),
+                          facets=QuestionReader().read("가족수당은 얼마야?"))
+    not_asked = HeuristicReranker(defines_weight=0.8).rerank(plain, hits(allowance, definitions))
+    assert not_asked[0].chunk.article == "제20조"
+    unweighted = HeuristicReranker(defines_weight=0.0).rerank(question, hits(allowance, definitions))
+    assert unweighted[0].chunk.article == "제20조"  # the fused order stands without the definition signal
+
+
 def test_addenda_are_demoted():
     addenda = make_chunk("규정", "부칙", "부칙", "이 규정은 공포한 날부터 휴가에 관하여 시행한다.", kind="addenda")
     article = make_chunk("규정", "제3조", "휴가", "휴가는 15일로 한다.")

@@ -7,6 +7,7 @@ from retrieval_samples import index_chunks, make_chunk
 from rag.errors import RetrievalUnavailable
 from rag.lang.asks import QuestionFacets
 from rag.models import Hit, Scope
+from rag.retrieval.components import Candidate
 from rag.retrieval.links import SanctionLinks
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
@@ -216,3 +217,21 @@ def test_a_question_about_what_a_regulation_is_for_finds_its_purpose_article(lea
                                                                            first):
     hits = HybridRetriever(leave_rules, QueryAnalyzer(kiwi_tokenizer)).search_sync(question, k=3)
     assert labels(hits)[0] == first
+
+
+def test_a_subordinate_regulation_weighs_by_its_own_factor_unless_the_question_names_it(tmp_path, kiwi_tokenizer):
+    law = make_chunk("임금 규정", "제5조", "임금 지급일", "임금은 매월 25일에 지급한다.")
+    decree = make_chunk("임금 규정 시행세칙", "제3조", "임금 지급일", "지급일이 휴일이면 전날 지급한다.")
+    corpus = index_chunks(tmp_path, kiwi_tokenizer, [law, decree, make_chunk("복무 규정", "제1조", "출근", "9시 출근")])
+    assert corpus.subordinate_documents() == {"임금 규정 시행세칙"}
+    retriever = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer), config=RetrievalConfig(subordinate_factor=0.5))
+
+    def weighted(question: str) -> dict[str, float]:
+        analyzed = retriever.analyzer.analyze(question)
+        found = retriever.priors.run([Candidate(law.chunk_id, 1.0, {}), Candidate(decree.chunk_id, 1.0, {})],
+                                     retriever.domains.run(analyzed, None))
+        return {corpus.get(c.chunk_id).doc: c.score for c in found}
+
+    assert weighted("임금 지급일은 언제야?") == {"임금 규정": 1.0, "임금 규정 시행세칙": 0.5}
+    named = weighted("임금 규정 시행세칙에서 지급일은?")
+    assert named["임금 규정 시행세칙"] > named["임금 규정"]  # named: boosted, never the subordinate factor
