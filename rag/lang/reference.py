@@ -62,6 +62,8 @@ NAMED_CITATION = re.compile(r"「([^」]{2,60})」\s*(제\s*" + _ARTICLE_NUMBER_
 ARTICLE_MENTION = re.compile(r"(?:제\s*+|(?<!\d))(\d++)\s*+조(?:\s*+의\s*+(\d+))?")
 # An article number an earlier reply names ("근로기준법 제60조", "제43조의 2"), read with the name before it.
 ARTICLE_NUMBER_NAMED = re.compile(r"제\s?\d+\s?조(?:의\s?\d+)?")
+# How much text before an article number may hold the regulation's name ("근로기준법 시행령 제30조").
+NAME_WINDOW = 40
 # A rule code or a numbered reference anywhere ("3-1-24", "2.3.1", "제5조", "제2항").
 NUMBERED_REFERENCE = re.compile(r"(?<!\d)\d+\s*[-.]\s*\d+|제\s*\d+\s*[조항호장절]")  # from a number's first digit
 

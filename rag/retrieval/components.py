@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.errors import RetrievalUnavailable
-from rag.lang.reference import ARTICLE_NUMBER_NAMED
+from rag.lang.reference import ARTICLE_NUMBER_NAMED, NAME_WINDOW
 from rag.models import Hit, Scope
 from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
@@ -48,6 +48,12 @@ class Candidate:
     chunk_id: str
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
+
+
+# A citation's article number follows its regulation's name closely ("근로기준법 제60조", "**근로기준법** 제60조"),
+# and a second number joins the first closely ("제60조, 제61조", "제60조 및 제61조"); characters, markup counted.
+_NAME_GAP = 4
+_JOIN_GAP = 4
 
 
 @dataclass(frozen=True)
@@ -154,21 +160,25 @@ class DomainDetector:
         return found
 
     def cited_articles(self, text: str) -> set[tuple[str, str]]:
-        """(document, article) of each "…법 제60조" an earlier reply names: the regulation named within the 40
-        characters before the article number (the last one named there), or the one named just before."""
+        """(document, article) of each "…법 제60조" an earlier reply cites: an article number right after a
+        regulation's name, or joined to such a citation ("근로기준법 제60조 및 제61조"). A number inside a quoted
+        provision ("제17조에 따른 …") names its own law's article, not a citation of the reply's, and is skipped."""
         self.refresh()
         if self._names is None or "조" not in text:
             return set()
         keys = sorted(((k, d) for k, d in self._names.keys.items() if len(k) >= 3), key=lambda kv: -len(kv[0]))
         found: set[tuple[str, str]] = set()
-        last = ""
+        last, previous_end = "", -_JOIN_GAP - 1
         for match in ARTICLE_NUMBER_NAMED.finditer(text):
-            window = doc_key(text[max(0, match.start() - 40): match.start()])
+            window = doc_key(text[max(0, match.start() - NAME_WINDOW): match.start()])
             ends = [(window.rfind(k) + len(k), len(k), d) for k, d in keys if k in window]
-            if ends:
-                last = max(ends)[2]
-            if last:
-                found.add((last, match.group(0).replace(" ", "")))
+            named = max(ends) if ends else None
+            if named is not None and len(window) - named[0] <= _NAME_GAP:
+                last = named[2]
+            elif not last or match.start() - previous_end > _JOIN_GAP:
+                continue
+            found.add((last, match.group(0).replace(" ", "")))
+            previous_end = match.end()
         return found
 
     def domain_of(self, chunk_id: str) -> str:

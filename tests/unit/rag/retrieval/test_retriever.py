@@ -235,3 +235,10 @@ def test_a_subordinate_regulation_weighs_by_its_own_factor_unless_the_question_n
     assert weighted("임금 지급일은 언제야?") == {"임금 규정": 1.0, "임금 규정 시행세칙": 0.5}
     named = weighted("임금 규정 시행세칙에서 지급일은?")
     assert named["임금 규정 시행세칙"] > named["임금 규정"]  # named: boosted, never the subordinate factor
+
+
+def test_a_reply_cites_the_articles_named_after_a_regulation_not_the_numbers_inside_its_quotes(retriever):
+    reply = ('근로기준법 제60조 제1항에 따르면 "사용자는 제17조에 따른 근로계약에 따라 15일의 휴가를 주어야 한다." [1] '
+             "근거 조문: [1] 근로기준법 제60조 및 제61조 [2] 근로기준법 시행령 제26조")
+    assert retriever.domains.cited_articles(reply) == {
+        ("근로기준법", "제60조"), ("근로기준법", "제61조"), ("근로기준법 시행령", "제26조")}
