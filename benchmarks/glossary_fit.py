@@ -79,21 +79,23 @@ def counterpart(key: Key, version: list[tuple[int, Key, str]]) -> tuple[Key, str
 
 def provenance(current: list[tuple[int, Key, str]]) -> dict[Key, dict]:
     """Per current entry: `sets` (the sets whose misses changed it; empty: general) and `first` (its first form's
-    key and line, or None)."""
-    first = at(FIRST)
-    versions = [(commit, at(commit)) for commit in TUNED]
+    key and line, or None). An older entry that is still an entry today, as it was, is nobody else's earlier form
+    (a new entry that borrowed one of its terms is new)."""
+    keys = {key for _, key, _ in current}
+    first, *versions = [at(commit) for commit in (FIRST, *TUNED)]
     out = {}
     for _, key, _ in current:
-        origin = counterpart(key, first)
-        sets, before = set(), origin[0] if origin else None
-        for commit, version in versions:
-            now = counterpart(key, version)
-            now = now[0] if now else None
-            if now != before:
+
+        def before(version: list[tuple[int, Key, str]], key: Key = key) -> tuple[Key, str] | None:
+            return counterpart(key, [row for row in version if row[1] == key or row[1] not in keys])
+
+        origin = before(first)
+        sets, last = set(), origin[0] if origin else None
+        for commit, version in zip(TUNED, versions, strict=True):
+            now = before(version)
+            if (now[0] if now else None) != last:
                 sets.add(TUNED[commit])
-            before = now
-        if origin and origin[0] != key and not sets:  # changed outside the tuned commits: treat as tuned anyway
-            sets.add("unknown")
+            last = now[0] if now else None
         out[key] = {"sets": sorted(sets), "first": origin if sets else None}
     return out
 
