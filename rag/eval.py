@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.errors import EvalFileError
+from rag.lang.detect import FOREIGN, detect_language
 from rag.lang.reference import is_division_label
 from rag.models import Answer, Message, Outcome, Role, Route, Scope
 from rag.text import doc_key
@@ -104,6 +105,12 @@ def keyword_coverage(text: str, keywords: Iterable[str]) -> float | None:
     return found / len(keywords)
 
 
+def answer_in_language(text: str, language: str) -> bool:
+    """Whether the answer's first 200 characters read as `language` (the question's): an English question's
+    answer may quote the Korean article, but it opens in English."""
+    return detect_language(text[:LEAD_CHARS]) == language
+
+
 class Evaluator:
     """Runs every item through the pipeline and scores it. `same_doc(gold_doc, doc)` decides document matches."""
 
@@ -143,6 +150,7 @@ class Evaluator:
         first = min(found) if found else None
         outcome = answer.outcome.value if answer is not None else "error"
         refused = outcome == Outcome.REFUSED
+        language = detect_language(question)
         return {
             "type": item.type,
             "has_gold": bool(item.gold),
@@ -152,6 +160,7 @@ class Evaluator:
             "all_gold": all(r is not None for r in ranks) if item.gold else None,
             "coverage": keyword_coverage(text, item.answer_keywords),
             "lead_coverage": keyword_coverage(text[:LEAD_CHARS], item.answer_keywords) if item.gold else None,
+            "lead_in_language": answer_in_language(text, language) if language in FOREIGN else None,
             "refused": refused,
             "hedged": outcome == Outcome.HEDGED,
             "retrieved_nothing": answer is not None and answer.route == Route.CHITCHAT and not answer.retrieved,
@@ -180,6 +189,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     oos = [r for r in rows if r["type"] == "out_of_scope"]
     chat = [r for r in rows if r["type"] == "chitchat"]
     multi = [r for r in gold if r["all_gold"] is not None and r["type"] == "compound"]
+    # English or Vietnamese questions with a gold or out of scope: does the answer (or refusal) open in their language?
+    foreign = [r for r in [*gold, *oos] if r.get("lead_in_language") is not None]
 
     def mean(values: list[float]) -> float | None:
         return round(sum(values) / len(values), 4) if values else None
@@ -199,6 +210,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "hedged_rate_out_of_scope": mean([float(r["hedged"]) for r in oos]),
         "no_retrieval_rate_chitchat": mean([float(r["retrieved_nothing"]) for r in chat]),
         "llm_calls_mean": mean([float(r["llm_calls"]) for r in rows]),
+        "answer_language_first_200": mean([float(r["lead_in_language"]) for r in foreign]),
     }
 
 

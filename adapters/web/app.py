@@ -12,7 +12,9 @@ Routes (all read-only; questions go through `TurnService.answer`, which applies 
     POST /api/playground/ask            JSON {question, conversation_id, user_id} → text/event-stream,
                                         one `event: <kind>` frame per AnswerEvent (delta text regrouped where a
                                         link could span two); `X-Regbot-Turn` names the turn and
-                                        `X-Regbot-Language` its language (the answer's labels follow it)
+                                        `X-Regbot-Language` the question's language as its letters read (the
+                                        page's labels until the answer comes: the `done` event's
+                                        `answer.language`, the understanding's, then wins)
     POST /api/playground/feedback       JSON {conversation_id, user_id, turn_id, rating} → 👍/👎 recorded
     GET  /api/playground/article        ?doc=..&article=.. → the cited article's text (404 when unknown)
     GET  /api/playground/history        ?conversation_id=.. → the tab's stored conversation (after a reload)
@@ -237,7 +239,7 @@ class WebPlaygroundAdapter:
                     # Remembered before the page can show the 👍/👎 buttons of this answer.
                     self._answered.remember(turn.turn_id, AnsweredTurn(
                         conversation_key=turn.conversation_key, user=turn.user, question=turn.text,
-                        answer=event.answer.text, citations=event.answer.citations,
+                        answer=event.answer.text, citations=event.answer.citations, language=event.answer.language,
                     ))
                 await response.write(encode_event(event))
 
@@ -253,7 +255,7 @@ class WebPlaygroundAdapter:
         if answered is None or answered.conversation_key != key or answered.user != session.user:
             # Only the session that asked may rate a turn (its id and conversation are no secret).
             return _error(403, "only the session that asked may rate this answer")
-        thanks = framing_for(detect_language(answered.question)).FEEDBACK_THANKS
+        thanks = framing_for(answered.language or detect_language(answered.question)).FEEDBACK_THANKS
         if not await self._service.claim_event(f"web:feedback:{vote.turn_id}:{session.session_id}"):
             return web.json_response({"recorded": False, "message": thanks})
         await self._service.record_feedback(Feedback(

@@ -1,8 +1,9 @@
 """The web playground's own labels (buttons, headings, hints); what a user reads about an answer is in rag/messages.py.
 
 The page gets these as JSON (`page.page_labels`), so the static HTML and script hold no Korean text of their own.
-The labels around an answer come in the question's language too (`ANSWER_LABELS`, by the language the server
-names in the answer's `X-Regbot-Language` header), so an English question gets English buttons under its answer.
+The labels around an answer come in the asker's language too (`ANSWER_LABELS`, by the language the answer carries,
+`answer.language` in the `done` event; until then the `X-Regbot-Language` header's reading of the question), so an
+English question, and a Korean reference tapped under an English answer, get English buttons under the answer.
 """
 
 from rag.lang import LANGUAGES, label_set

@@ -18,6 +18,7 @@ class AnsweredTurn(BaseModel):
     question: str
     answer: str
     citations: tuple[Citation, ...] = ()
+    language: str = ""  # the answer's language as the understanding decided it ("": read the question's letters)
 
 
 class AnsweredTurns(RecentlyAnswered[AnsweredTurn]):

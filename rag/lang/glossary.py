@@ -109,17 +109,7 @@ class Glossary:
         language = language or detect_language(text)
         if language not in FOREIGN:
             return GlossaryMatch(language=language)
-        plain = language == "vi" and _typed_plain(text)
-        words = _fold(text, language, plain=plain)
-        taken = [False] * len(words)
-        found: list[tuple[int, GlossaryEntry]] = []
-        for phrase, entry in self._phrases.get((language, plain), []):
-            size = len(phrase)
-            for start in range(len(words) - size + 1):
-                if words[start:start + size] == list(phrase) and not any(taken[start:start + size]):
-                    taken[start:start + size] = [True] * size
-                    found.append((start, entry))
-        found.sort(key=lambda pair: pair[0])
+        words, taken, found = self._match(text, language)
         # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
         # someone told them, which no English or Vietnamese phrase names as precisely.
         named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
@@ -131,6 +121,29 @@ class Glossary:
         unread = sum(1 for took in content if not took) / len(content) if content else 0.0
         return GlossaryMatch(language=language, korean_query=" ".join(korean), topics=topics,
                              unread=round(unread, 4))
+
+    def entries_read(self, text: str, language: Language | None = None) -> tuple[GlossaryEntry, ...]:
+        """The entries whose phrases the question holds, in question order (none for a Korean question)."""
+        language = language or detect_language(text)
+        if language not in FOREIGN:
+            return ()
+        return tuple(dict.fromkeys(entry for _, entry in self._match(text, language)[2]))
+
+    def _match(self, text: str, language: Language) \
+            -> tuple[list[str], list[bool], list[tuple[int, GlossaryEntry]]]:
+        """The question's folded words, which of them a phrase took, and (position, entry) per phrase found."""
+        plain = language == "vi" and _typed_plain(text)
+        words = _fold(text, language, plain=plain)
+        taken = [False] * len(words)
+        found: list[tuple[int, GlossaryEntry]] = []
+        for phrase, entry in self._phrases.get((language, plain), []):
+            size = len(phrase)
+            for start in range(len(words) - size + 1):
+                if words[start:start + size] == list(phrase) and not any(taken[start:start + size]):
+                    taken[start:start + size] = [True] * size
+                    found.append((start, entry))
+        found.sort(key=lambda pair: pair[0])
+        return words, taken, found
 
 
 def load_function_words(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, frozenset[str]]:

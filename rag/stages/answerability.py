@@ -292,9 +292,13 @@ class AnswerabilityJudge:
 
     def korean_core(self, question: str) -> str:
         """An English or Vietnamese question is judged by the Korean words the glossary gives it (rag/lang), never
-        by its own function words ("how", "many"); a Korean question, or one the glossary cannot read, as asked."""
+        by its own function words ("how", "many"); a Korean question as asked. A foreign question the glossary
+        cannot read at all has no word to look for ("" : refused), and no Korean sentence could lead its answer."""
         glossary = self.analyzer.glossary if self.analyzer is not None else None
-        return (glossary.read(question).korean_query or question) if glossary is not None else question
+        if glossary is None:
+            return question
+        read = glossary.read(question)
+        return read.korean_query or ("" if read.language in FOREIGN else question)
 
     def unread(self, question: str) -> float:
         """The share of a foreign question's content words the glossary could not read (rag/lang)."""

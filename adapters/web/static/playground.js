@@ -286,6 +286,10 @@
     return false;
   }
 
+  function labelsFor(language) {
+    return { ...L, ...((L.ANSWER_LABELS || {})[language || "ko"] || {}) };
+  }
+
   async function ask(rawQuestion) {
     const question = rawQuestion.trim();
     if (busy || !question) return;
@@ -315,9 +319,10 @@
       if (response.status === 401 && (await unlock())) response = await send();
       if (!response.ok || !response.body) throw new Error(`ask failed: ${response.status}`);
       const turnId = response.headers.get("X-Regbot-Turn");
-      // The labels around this answer in the question's language (the server names it).
-      const language = response.headers.get("X-Regbot-Language") || "ko";
-      view.labels = { ...L, ...((L.ANSWER_LABELS || {})[language] || {}) };
+      // The labels around this answer: first in the question's language as the server reads its letters, then,
+      // when the answer arrives, in the language the understanding decided (a tapped Korean reference under an
+      // English answer is part of an English conversation).
+      view.labels = labelsFor(response.headers.get("X-Regbot-Language"));
       view.stageText.textContent = view.labels.THINKING;
       for await (const [kind, event] of readEvents(response.body)) {
         if (kind === "status") {
@@ -334,6 +339,7 @@
         } else if (kind === "done") {
           const answer = event.answer;
           finished = true;
+          if (answer.language) view.labels = labelsFor(answer.language);
           view.text = answer.text;
           if (answer.citations.length) view.citations = answer.citations;
           cancelAnimationFrame(pending);

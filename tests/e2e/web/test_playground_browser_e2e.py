@@ -155,3 +155,27 @@ async def test_markup_stays_text_and_a_rate_limited_question_says_when_to_retry(
     error = page.locator(".turn-bot").nth(1).get_by_role("alert")
     assert (await error.inner_text()).startswith(messages.RATE_LIMITED.split("{")[0])
     assert problems == []
+
+
+async def test_a_tapped_korean_reference_under_an_english_answer_keeps_english_labels(start_regbot,
+                                                                                     browser_context):
+    server = await start_regbot(REGBOT_PLAYGROUND="true")
+    page, problems = await open_playground(browser_context, server.url)
+    english = labels.ANSWER_LABELS["en"]
+    question = page.get_by_label(labels.QUESTION_LABEL, exact=True)
+    await question.fill("After one full year here, how much paid annual leave is mine?")
+    await question.press("Enter")
+    await wait_for_answers(page, 1)
+    first = page.locator(".turn-bot").nth(0)
+    assert await first.get_by_role("button", name=english["FEEDBACK_UP"]).count() == 1
+
+    # The follow-up button is a bare Korean reference: its letters read Korean (the response header says so),
+    # but the conversation is English and the answer says it; the labels under it follow the answer.
+    followup = first.locator(".followups button").first
+    assert await followup.inner_text() == "취업규칙 제21조(연차휴가의 사용 촉진)"
+    await followup.click()
+    await wait_for_answers(page, 2)
+    second = page.locator(".turn-bot").nth(1)
+    assert await second.get_by_role("button", name=english["FEEDBACK_UP"]).count() == 1
+    assert await second.get_by_role("heading", name=english["SOURCES_CAPTION"]).count() == 1
+    assert problems == []

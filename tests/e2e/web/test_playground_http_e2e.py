@@ -79,6 +79,22 @@ class TestPlaygroundOn:
         assert [m.content for m in stored if m.role == "user"] == [QUESTION, followup]
         assert [m["content"] for m in shown["messages"]] == [m.content for m in stored]
 
+    async def test_a_tapped_reference_under_an_english_answer_is_answered_as_english(self, start_regbot):
+        server = await start_regbot(REGBOT_PLAYGROUND="true")
+        async with browser() as http:
+            _, first = await ask(http, server.url, "After one full year here, how much paid annual leave is mine?")
+            reference = first[-1][1]["answer"]["followups"][0]
+            body = {"question": reference, "conversation_id": CONVERSATION, "user_id": USER}
+            async with http.post(server.url + "/api/playground/ask", json=body) as response:
+                header = response.headers["X-Regbot-Language"]
+                second = parse_sse(await response.text())
+
+        assert first[-1][1]["answer"]["language"] == "en"
+        assert reference == "취업규칙 제21조(연차휴가의 사용 촉진)"
+        # The tapped text reads Korean; the answer carries the conversation's English, and the page takes it.
+        assert header == "ko"
+        assert second[-1][0] == "done" and second[-1][1]["answer"]["language"] == "en"
+
     async def test_article_endpoint_returns_the_sample_article(self, start_regbot):
         server = await start_regbot(REGBOT_PLAYGROUND="true")
         async with browser() as http:

@@ -93,3 +93,30 @@ async def test_the_json_result_keeps_the_design_shape_and_adds_the_new_figures()
     assert first["citations"] == [{"doc": "근로기준법", "article": "제60조", "title": "", "quote": "15일", "url": ""}]
     assert [i["refused"] for i in result["items"]] == [False, True, False, False]
     assert [i["outcome"] for i in result["items"]] == ["answered", "refused", "small_talk", "hedged"]
+
+
+async def test_the_answers_language_is_scored_for_english_and_vietnamese_questions_with_a_gold_or_out_of_scope():
+    chunk = Chunk(chunk_id="c1", doc="근로기준법", article="제60조", chapter="제4장", text="제60조 15일")
+    hit = (Hit(chunk=chunk, score=1.0),)
+    english = ("Here is what the Korean regulations say about annual paid leave. The article is quoted in Korean: "
+               "근로기준법 제60조 「사용자는 15일의 유급휴가를 주어야 한다.」")
+    answers = {
+        "How many days of annual leave do I get?": Answer(text=english, route=Route.SEARCH, retrieved=hit),
+        "Tôi được bao nhiêu ngày phép năm?": Answer(text="관련 규정은 다음과 같아요. 근로기준법 제60조 15일",
+                                                     route=Route.SEARCH, retrieved=hit),
+        "Which bank is best for a foreigner?": Answer(text="I could not find this in the regulations.",
+                                                      route=Route.SEARCH, grounded=False),
+        "Hi!": Answer(text="안녕하세요", route=Route.CHITCHAT),
+        "연차 며칠?": Answer(text="관련 규정은 다음과 같아요.", route=Route.SEARCH, retrieved=hit),
+    }
+    items = [item("e", "colloquial", "How many days of annual leave do I get?", gold=[("근로기준법", "제60조")]),
+             item("v", "colloquial", "Tôi được bao nhiêu ngày phép năm?", gold=[("근로기준법", "제60조")]),
+             item("o", "out_of_scope", "Which bank is best for a foreigner?"),
+             item("c", "chitchat", "Hi!"),  # small talk: neither a gold nor out of scope, not counted
+             item("k", "colloquial", "연차 며칠?", gold=[("근로기준법", "제60조")])]  # Korean: not counted
+    metrics = (await Evaluator(ScriptedPipeline(answers)).run(items))["metrics"]
+    assert metrics["answer_language_first_200"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_a_korean_set_has_no_answer_language_figure():
+    assert summarise([row(), row("out_of_scope", gold=False)])["answer_language_first_200"] is None

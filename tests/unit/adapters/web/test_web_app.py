@@ -270,6 +270,48 @@ class TestFeedback:
         assert playground.service.feedback == []
 
 
+class TestAnswerLanguage:
+    """A tapped follow-up under an English answer is a bare Korean reference: its letters read Korean, but the
+    understanding keeps the conversation's English and the answer carries it; the page and the thanks follow it."""
+
+    REFERENCE = "취업규칙 제21조(연차휴가의 사용 촉진)"
+
+    @staticmethod
+    def english_answer(turn):
+        from rag.models import Answer, AnswerEvent, Route
+
+        answer = Answer(text=f"**{turn.text}**", route=Route.LOOKUP, citations=(LEAVE_CITATION,), language="en")
+        return [AnswerEvent.delta(answer.text), AnswerEvent.done(answer)]
+
+    async def test_the_done_event_carries_the_answers_language_and_the_thanks_follow_it(self):
+        from rag.lang import framing_for
+
+        server, _ = await start_playground(playground_service(self.english_answer))
+        try:
+            async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+                url = str(server.make_url("")).rstrip("/")
+                body = {"question": self.REFERENCE, "conversation_id": CONVERSATION, "user_id": USER}
+                async with session.post(url + "/api/playground/ask", json=body) as response:
+                    header, turn_id = response.headers["X-Regbot-Language"], response.headers["X-Regbot-Turn"]
+                    frames = parse_sse(await response.text())
+                vote = {"conversation_id": CONVERSATION, "user_id": USER, "turn_id": turn_id, "rating": "up"}
+                async with session.post(url + "/api/playground/feedback", json=vote) as response:
+                    thanks = (await response.json())["message"]
+        finally:
+            await server.close()
+
+        assert header == "ko"  # the letters of the tapped text, before the understanding has read the conversation
+        assert frames[-1][1]["answer"]["language"] == "en"
+        assert thanks == framing_for("en").FEEDBACK_THANKS != messages.FEEDBACK_THANKS
+
+    def test_the_page_takes_the_answers_language_over_the_header(self):
+        from adapters.web.page import static_text
+
+        script = static_text("playground.js")  # run in a browser by tests/e2e/web (needs Chromium)
+        done = script[script.index('kind === "done"'):]
+        assert "view.labels = labelsFor(answer.language)" in done[:done.index("showSources(view)")]
+
+
 class TestArticle:
     async def test_cited_article_is_looked_up_within_the_playground_scope(self, playground):
         async with playground.session.get(playground.url + "/api/playground/article",

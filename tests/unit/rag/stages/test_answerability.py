@@ -37,6 +37,13 @@ class TestAnswerabilityJudge:
         assert not judge.assess(LEAVE_QUESTION, []).answerable
         assert not judge.assess("뭐 좀 알려줘", samples.retriever.search_sync("연차", k=3)).answerable
 
+    def test_a_foreign_question_the_glossary_cannot_read_has_nothing_to_look_for(self, samples, judge):
+        hits = samples.retriever.search_sync("연차", k=3)
+        unread = judge.assess("Which bank is best for a foreigner here?", hits)
+        assert (unread.outcome, unread.looked_for) == ("refused", ())
+        read = judge.assess("How many days of annual leave do I get?", hits)
+        assert "연차" in read.looked_for
+
     def test_a_compound_counts_once_and_its_parts_do_not_add_weight(self, judge):
         words = {c.word: c.parts for c in judge.concepts("근로기준법 위반 신고")}
         assert "근로기준법" in words and "근로" not in words and "근로" in words["근로기준법"]

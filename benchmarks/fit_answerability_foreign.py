@@ -1,0 +1,66 @@
+"""The English and Vietnamese questions' answerability blend against other calibrations and simpler rules, held out.
+
+Reads the feature cache of `benchmarks/fit_answerability.py record` and cross-validates each option the same way
+(k folds stratified by set and answerable / out of scope), reporting the held-out figures of the foreign rows
+(answerable refused, hedged; out of scope refused). The options: the eight-signal foreign blend as calibrated
+before (weights and thresholds from every row, refusals counted where the article was retrieved), the same with
+its thresholds chosen on the foreign rows against their own target (≤ 10 % of every answerable question refused,
+issue 33), or fitted on the foreign rows alone; and simpler rules: the Korean blend's features, coverage and the
+glossary's unread share (what `fit` writes), the unread share alone. A simpler rule that does as well held out is
+the one `fit` writes.
+
+    .venv/bin/python benchmarks/fit_answerability_foreign.py --cache FEATURES.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.fit_answerability import (
+    CANDIDATES,
+    FEATURES,
+    FOREIGN_CALIBRATION,
+    FOREIGN_FEATURES,
+    Calibration,
+    cross_validate,
+    is_foreign,
+    load_rows,
+)
+
+BLEND = "legal core, the question's language and what the glossary could not read"  # the previous foreign blend
+OPTIONS = {
+    "the foreign blend, thresholds from every row (the previous calibration)": (BLEND, Calibration()),
+    "the foreign blend, thresholds from the foreign rows": (BLEND, FOREIGN_CALIBRATION),
+    "the foreign blend fitted on the foreign rows alone": (BLEND, replace(FOREIGN_CALIBRATION, fit_on=is_foreign)),
+    "the Korean blend's features, thresholds from every row": (FEATURES, Calibration()),
+    "the Korean blend's features, thresholds from the foreign rows": (FEATURES, FOREIGN_CALIBRATION),
+    f"{FOREIGN_FEATURES}, thresholds from the foreign rows (written by fit)": (FOREIGN_FEATURES,
+                                                                              FOREIGN_CALIBRATION),
+    "unread alone, thresholds from the foreign rows": ("unread alone", FOREIGN_CALIBRATION),
+}
+
+
+def compare_foreign(rows: list[dict]) -> dict:
+    out = {}
+    for label, (features, calibration) in OPTIONS.items():
+        cv = cross_validate(rows, CANDIDATES[features], calibration=calibration)
+        out[label] = {"foreign": cv["by_language"]["foreign"],
+                      "foreign_by_set": {n: v for n, v in cv["by_set"].items() if "foreign" in n}}
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, required=True, help="the per-item feature file (JSONL)")
+    print(json.dumps(compare_foreign(load_rows(parser.parse_args().cache)), ensure_ascii=False, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
