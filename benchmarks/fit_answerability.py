@@ -374,11 +374,8 @@ def fit_blend(rows: list[dict], names: list[str], label: str,
     return blend, cv
 
 
-def fit(cache: Path, *, write: bool, foreign_only: bool = False) -> dict:
-    """The Korean blend (fitted on the Korean rows) with its lexical fallback, and the foreign questions' blend
-    (fitted on every row); with `foreign_only`, the stored Korean blend is kept and only the foreign one written."""
-    rows = load_rows(cache)
-    korean_rows = [r for r in rows if language_of(r) == "ko"]
+def fit_foreign(rows: list[dict]) -> tuple[dict, dict]:
+    """The foreign questions' blend, fitted on every row, with the held-out figures of each option compared."""
     from benchmarks.fit_answerability_foreign import compare_foreign
 
     foreign, foreign_cv = fit_blend(rows, CANDIDATES[FOREIGN_FEATURES], FOREIGN_FEATURES, FOREIGN_CALIBRATION)
@@ -391,8 +388,19 @@ def fit(cache: Path, *, write: bool, foreign_only: bool = False) -> dict:
     foreign["provenance"]["compared_held_out"] = {  # the foreign rows' held-out figures of each option
         label: {k: v["foreign"][k] for k in ("answerable_refused", "answerable_hedged", "out_of_scope_refused")}
         for label, v in compare_foreign(rows).items()}
+    return foreign, foreign_cv
+
+
+def fit(cache: Path, *, write: bool, foreign_only: bool = False, korean_only: bool = False) -> dict:
+    """The Korean blend (fitted on the Korean rows) with its lexical fallback, and the foreign questions' blend
+    (fitted on every row); with `foreign_only`, the stored Korean blend is kept and only the foreign one written;
+    with `korean_only` (a cache of Korean rows), the stored foreign blend is kept."""
+    rows = load_rows(cache)
+    korean_rows = [r for r in rows if language_of(r) == "ko"]
+    stored = yaml.safe_load(FIT_FILE.read_text(encoding="utf-8"))
+    foreign, foreign_cv = (stored["foreign"], {"folds": None}) if korean_only else fit_foreign(rows)
     if foreign_only:
-        result = yaml.safe_load(FIT_FILE.read_text(encoding="utf-8"))
+        result = stored
         result["foreign"] = foreign
         cv = foreign_cv
     else:
@@ -430,6 +438,8 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="write rag/data/answerability_fit.yaml")
     parser.add_argument("--foreign-only", action="store_true",
                         help="keep the stored Korean blend; fit and write only the foreign questions' blend")
+    parser.add_argument("--korean-only", action="store_true",
+                        help="keep the stored foreign blend; fit and write only the Korean one")
     args = parser.parse_args()
     if args.step == "record":
         paths = args.eval or POOL
@@ -442,7 +452,8 @@ def main() -> int:
     if args.step == "compare":
         print(json.dumps(compare(args.cache), ensure_ascii=False, indent=2))
         return 0
-    print(json.dumps(fit(args.cache, write=args.write, foreign_only=args.foreign_only), ensure_ascii=False, indent=2))
+    print(json.dumps(fit(args.cache, write=args.write, foreign_only=args.foreign_only, korean_only=args.korean_only),
+                     ensure_ascii=False, indent=2))
     return 0
 
 
