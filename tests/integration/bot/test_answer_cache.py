@@ -27,8 +27,9 @@ async def test_a_repeated_question_is_answered_from_the_cache_and_counted(tmp_pa
     service = BotService(pipeline=components.pipeline, store=store, metrics=metrics,
                          limits=LimitsConfig(user_burst=0, workspace_burst=0))
 
-    first = await ask(service, "출장 숙박비 한도가 얼마야?", "a")
-    second = await ask(service, "출장 숙박비 한도가 얼마야?", "b")
+    # A question the judge answers outright (a hedge is not cached), also under the test's hashing embedder.
+    first = await ask(service, "입사 1년 지나면 연차 며칠 받아?", "a")
+    second = await ask(service, "입사 1년 지나면 연차 며칠 받아?", "b")
 
     assert first.cache == "miss" and second.cache == "hit"
     assert second.text == first.text
@@ -45,8 +46,8 @@ async def test_cache_off_answers_a_repeated_question_afresh(tmp_path, kiwi_token
     service = BotService(pipeline=components.pipeline, store=store, metrics=Metrics(),
                          limits=LimitsConfig(user_burst=0, workspace_burst=0))
 
-    first = await ask(service, "출장 숙박비 한도가 얼마야?", "a")
-    second = await ask(service, "출장 숙박비 한도가 얼마야?", "b")
+    first = await ask(service, "입사 1년 지나면 연차 며칠 받아?", "a")
+    second = await ask(service, "입사 1년 지나면 연차 며칠 받아?", "b")
 
     assert (first.cache, second.cache) == ("off", "off")
     assert "retrieve" in second.timings_ms
