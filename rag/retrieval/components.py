@@ -323,7 +323,7 @@ class PriorWeighting:
         cited = set(domains.cited)
         cited_docs = {doc for doc, _ in cited}
         position, chunks, chunk_domains = self.corpus.position, self.corpus.chunks, self.detector.chunk_domains
-        subordinate = self.corpus.subordinate_documents()
+        subordinate = self.corpus.subordinate
         out = np.zeros((len(chunk_ids), len(PRIOR_FLAGS)), dtype=bool)
         for n, chunk_id in enumerate(chunk_ids):
             at = position.get(chunk_id)

@@ -36,6 +36,12 @@ def lexical_tokens(tokenizer: Tokenizer, chunks: Sequence[Chunk]) -> list[list[s
     return [[*body, TITLE_MARKER, *title] for body, title in zip(bodies, titles, strict=True)]
 
 
+def subordinate_documents(names: Sequence[str]) -> frozenset[str]:
+    """The documents whose name extends another document's ("근로기준법 시행령" under "근로기준법"): a decree's
+    details under its law, read from the names alone."""
+    return frozenset(d for d in names if any(d != law and d.startswith(f"{law} ") for law in names))
+
+
 def split_stored_tokens(tokens: Sequence[str]) -> tuple[list[str], list[str]] | None:
     """(body, title) tokens, or None when they come from another tokenizer version and must be recomputed."""
     try:
@@ -78,7 +84,7 @@ class IndexedCorpus:
         self.has_vector: np.ndarray = np.zeros(0, dtype=bool)
         self._lock = threading.Lock()
         self.version = -1
-        self._subordinate: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
+        self.subordinate: frozenset[str] = frozenset()  # `subordinate_documents` of the loaded chunks
         self.chunks: list[Chunk] = []
         self.position: dict[str, int] = {}
         self.lexical = LexicalIndex([], [])
@@ -129,8 +135,9 @@ class IndexedCorpus:
         vectors, has_vector = self._load_vectors(chunks, key)
         # Everything is built before anything is swapped: a search running meanwhile sees the old snapshot
         # (or, for an instant, a mix of two — both consistent in length, since the chunks go last).
+        subordinate = subordinate_documents(list(dict.fromkeys(c.doc for c in chunks)))
         self.lexical, self.doc_freq, self._columns, self._masks = lexical, doc_freq, columns, {}
-        self.vectors, self.has_vector = vectors, has_vector
+        self.vectors, self.has_vector, self.subordinate = vectors, has_vector, subordinate
         self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
         self.chunks = chunks
 
@@ -286,16 +293,6 @@ class IndexedCorpus:
             if not allowed or c.collection in allowed:
                 seen.setdefault(c.doc, None)
         return list(seen)
-
-    def subordinate_documents(self) -> frozenset[str]:
-        """The documents whose name extends another document's ("근로기준법 시행령" under "근로기준법"): a
-        decree's details under its law. Read from the names alone, once per index version."""
-        key = (self.version, id(self.chunks))  # load_chunks replaces the list without a new version
-        if self._subordinate[0] != key:
-            names = self.documents()
-            self._subordinate = (key, frozenset(
-                d for d in names if any(d != law and d.startswith(f"{law} ") for law in names)))
-        return self._subordinate[1]
 
     def of_document(self, doc: str, scope: Scope | None = None) -> list[Chunk]:
         allowed = set(scope.collections) if scope else set()

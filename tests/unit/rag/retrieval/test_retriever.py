@@ -223,7 +223,7 @@ def test_a_subordinate_regulation_weighs_by_its_own_factor_unless_the_question_n
     law = make_chunk("임금 규정", "제5조", "임금 지급일", "임금은 매월 25일에 지급한다.")
     decree = make_chunk("임금 규정 시행세칙", "제3조", "임금 지급일", "지급일이 휴일이면 전날 지급한다.")
     corpus = index_chunks(tmp_path, kiwi_tokenizer, [law, decree, make_chunk("복무 규정", "제1조", "출근", "9시 출근")])
-    assert corpus.subordinate_documents() == {"임금 규정 시행세칙"}
+    assert corpus.subordinate == {"임금 규정 시행세칙"}
     retriever = HybridRetriever(corpus, QueryAnalyzer(kiwi_tokenizer), config=RetrievalConfig(subordinate_factor=0.5))
 
     def weighted(question: str) -> dict[str, float]:
