@@ -182,9 +182,9 @@ class TestExtractiveGenerator:
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["promote"], hits["leave"]),))
         text = "".join(await drain(generator, request))
         lead = text.split("\n", 1)[0]
-        first = re.search(r"^(.*?) \[(\d)\]", lead)  # the first sentence and its marker
-        assert "15일" in first.group(1)
-        assert draft_of(generator).citations[int(first.group(2)) - 1].label == "취업규칙 제20조 제1항"
+        assert "15일" in lead and re.search(r"\[\d\]$", lead)
+        cited = draft_of(generator).citations[int(re.search(r"\[(\d)\]$", lead).group(1)) - 1]
+        assert cited.label == "취업규칙 제20조 제1항"
         assert text.index(messages.EXTRACTIVE_SUPPORT) > len(lead)
 
     async def test_quotes_at_most_three_and_leaves_out_articles_that_share_nothing(self, samples, hits):
@@ -345,21 +345,3 @@ class TestCitedParagraph:
         from rag.stages.generator.llm import cited_paragraph
 
         assert cited_paragraph("직원은 유급 연차를 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0) is None
-
-
-async def test_the_recorded_lead_candidates_replay_the_lead_the_generator_chose(samples, hits):
-    # benchmarks/lead_fit.py records the candidates through the observer and replays the choice with other values.
-    from rag.stages.generator.extractive import compose
-    from rag.stages.generator.lead import choose_lead, lead_candidates
-
-    generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-    seen = []
-    generator.observer = lambda gen, request, parts, studied: seen.append((request, parts, studied))
-    await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"], hits["promote"]),)))
-    request, parts, studied = seen[0]
-    tuning = generator.tuning
-    answered = [(q, ranked, [(c.shown, c.hit, c.marker, c.text) for c in choose_lead(
-        lead_candidates(samples.tokenizer, terms, ranked, facets, max_chars=tuning.max_lead_chars,
-                        depth=tuning.figure_lead_depth), terms, tuning, tuning.lead_sentences, facets)])
-                for q, terms, ranked, facets in studied]
-    assert compose(request, parts, answered, tuning).text == draft_of(generator).text
