@@ -144,7 +144,7 @@ async def main_async(args: argparse.Namespace) -> int:
     for index, (_, item) in enumerate(items):
         for turn in item.turns:
             if turn.role.value == "user":
-                for entry in shared.entries_read(turn.content):
+                for entry in shared.read(turn.content).entries:
                     reads[entry].add(index)
     path = REPO / GLOSSARY_FILE
     current = entry_lines(path.read_text(encoding="utf-8"))

@@ -52,6 +52,7 @@ class GlossaryMatch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     language: Language
+    entries: tuple[GlossaryEntry, ...] = ()  # the entries whose phrases the question holds, in question order
     korean_query: str = ""
     topics: tuple[str, ...] = ()  # the matched entries' own-language names, in question order
     # The share of the question's content words (not function words, not numbers) no glossary phrase took: what
@@ -113,21 +114,15 @@ class Glossary:
         # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
         # someone told them, which no English or Vietnamese phrase names as precisely.
         named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
-        korean = list(dict.fromkeys([*named, *(word for _, entry in found for word in entry.korean)]))
-        topics = tuple(dict.fromkeys(entry.topic for _, entry in found if entry.names_topic))
+        entries = tuple(dict.fromkeys(entry for _, entry in found))
+        korean = list(dict.fromkeys([*named, *(word for entry in entries for word in entry.korean)]))
+        topics = tuple(dict.fromkeys(entry.topic for entry in entries if entry.names_topic))
         function_words = self.function_words.get(language, frozenset())
         content = [took for word, took in zip(words, taken, strict=True)
                    if word not in function_words and not word.isdigit()]
         unread = sum(1 for took in content if not took) / len(content) if content else 0.0
-        return GlossaryMatch(language=language, korean_query=" ".join(korean), topics=topics,
+        return GlossaryMatch(language=language, entries=entries, korean_query=" ".join(korean), topics=topics,
                              unread=round(unread, 4))
-
-    def entries_read(self, text: str, language: Language | None = None) -> tuple[GlossaryEntry, ...]:
-        """The entries whose phrases the question holds, in question order (none for a Korean question)."""
-        language = language or detect_language(text)
-        if language not in FOREIGN:
-            return ()
-        return tuple(dict.fromkeys(entry for _, entry in self._match(text, language)[2]))
 
     def _match(self, text: str, language: Language) \
             -> tuple[list[str], list[bool], list[tuple[int, GlossaryEntry]]]:
