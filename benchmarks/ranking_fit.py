@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import pickle
@@ -44,6 +45,8 @@ from rag.retrieval.components import PRIOR_FLAGS  # noqa: E402
 from rag.retrieval.config import RANKING_FIT, RetrievalConfig  # noqa: E402
 from rag.retrieval.rerank import FEATURES  # noqa: E402
 
+CONTEXT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+RERANK_CONTEXT_GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 # Fitted parameter → (grid, neutral value, how it acts: "dense", "prior:<flag>", "feature:<column>", "addenda").
 PARAMETERS: dict[str, tuple[tuple[float, ...], float, str]] = {
     "dense_weight": ((0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0), 0.0, "signal:dense"),
@@ -62,6 +65,10 @@ PARAMETERS: dict[str, tuple[tuple[float, ...], float, str]] = {
     "rerank_core_weight": ((0.0, 0.1, 0.2, 0.35, 0.5, 0.75), 0.0, "feature:core"),
     "rerank_defines_weight": ((0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2), 0.0, "feature:defines"),
     "rerank_addenda_penalty": ((0.2, 0.35, 0.5, 0.7, 1.0), 1.0, "addenda"),
+    # A follow-up's earlier-turn words: in the lexical query and in the reranker's coverage. Both act before the
+    # cached columns, so `features` records a follow-up's lexical scores and reranker rows at each grid value.
+    "context_weight": (CONTEXT_GRID, 0.0, "context:lexical"),
+    "rerank_context_weight": (RERANK_CONTEXT_GRID, 0.0, "context:rerank"),
 }
 K = 10
 # A parameter stays only when cross-validation without it is worse by more than this (set-mean MRR@10): about one
@@ -71,8 +78,10 @@ KEEP_MARGIN = 0.002
 
 # --- features ---------------------------------------------------------------------------------------------------
 
-def extract(data_dir: Path, files: list[Path]) -> list[dict]:
-    """One record per answerable, non-lookup item: its candidates' cached features."""
+def extract(data_dir: Path, files: list[Path], *, fold: str = "cues", after_unrelated: bool = False) -> list[dict]:
+    """One record per answerable, non-lookup item: its candidates' cached features. `fold` decides whether a
+    question with history is folded as the pipeline does (`cues`), always or never; `after_unrelated` takes the
+    single-turn items instead, each asked after the set's previous one (`after_unrelated_items`)."""
     from bot.app import build_components
     from bot.config import Settings
     from rag.eval import load_eval_file
@@ -92,9 +101,12 @@ def extract(data_dir: Path, files: list[Path]) -> list[dict]:
     matcher = ArticleBm25.__new__(ArticleBm25)  # only its gold matching, with the index's names
     matcher.names = lookup.names()
     reranker = retriever.reranker
+    if fold != "cues":
+        folder.leans_on_history = lambda question: fold == "always"  # type: ignore[method-assign]
     records = []
     for path in files:
-        for item in load_eval_file(path):
+        items = load_eval_file(path)
+        for item in after_unrelated_items(items) if after_unrelated else items:
             question = item.turns[-1].content
             if not item.gold or lookup.parse(question) is not None:
                 continue
@@ -105,6 +117,11 @@ def extract(data_dir: Path, files: list[Path]) -> list[dict]:
             domains = retriever.domains.run(analyzed, vector)
             mask = retriever.domain_filter.run(mask, domains)
             lexical = retriever.lexical.run(analyzed, mask)
+            by_context = None
+            if folded.context:  # the lexical ranking at each context weight; the candidates are their union
+                by_context = [normalized_scores(retriever.lexical._search("lexical", analyzed.weighted_tokens(
+                    expansion_weight=config.expansion_weight, context_weight=w), mask).items, floor=0.0)
+                    for w in CONTEXT_GRID]
             dense = retriever.dense.run(analyzed, vector, Scope(), mask)
             lex = normalized_scores(lexical.items, floor=0.0)
             den = distribution_scores(dense.items) if dense is not None else {}
@@ -112,13 +129,23 @@ def extract(data_dir: Path, files: list[Path]) -> list[dict]:
             for name, tokens in (("plain_lexical", analyzed.tokens), ("core_lexical", analyzed.core_tokens)):
                 found = retriever.lexical._search(name, dict.fromkeys(tokens, 1.0), mask) if tokens else None
                 signals[name] = normalized_scores(found.items, floor=0.0) if found else {}
-            ids = [i for i in dict.fromkeys([*lex, *(i for v in signals.values() for i in v)]) if i in corpus.position]
+            extra = [i for v in by_context or () for i in v]
+            ids = [i for i in dict.fromkeys([*lex, *(i for v in signals.values() for i in v), *extra])
+                   if i in corpus.position]
             if not ids:
                 continue
             from rag.models import Hit
 
             hits = [Hit(chunk=corpus.get(i), score=1.0) for i in ids]
             rows, stub = reranker.features(analyzed, hits)
+            rows_by_context = None
+            if folded.context:
+                today = reranker.context_weight
+                rows_by_context = []
+                for w in RERANK_CONTEXT_GRID:
+                    reranker.context_weight = w
+                    rows_by_context.append(reranker.features(analyzed, hits)[0])
+                reranker.context_weight = today
             articles: dict[tuple[str, str], int] = {}
             article = [articles.setdefault((h.chunk.doc, h.chunk.article or h.chunk.chunk_id), len(articles))
                        for h in hits]
@@ -130,9 +157,32 @@ def extract(data_dir: Path, files: list[Path]) -> list[dict]:
                 "signals": {name: np.array([v.get(i, 0.0) for i in ids]) for name, v in signals.items()},
                 "priors": retriever.priors.flags(ids, domains), "features": rows, "stub": stub,
                 "article": np.array(article), "gold": np.array(gold), "followup": bool(folded.context),
+                # what the fold decision reads (benchmarks/fold_fit.py)
+                "history": len(item.turns) > 1, "points_back": folder.points_back(question),
+                "topic_nouns": folder.topic_noun_count(question),
+                "lexical_by_context": None if by_context is None else
+                np.array([[v.get(i, 0.0) for i in ids] for v in by_context]),
+                "features_by_context": None if rows_by_context is None else np.array(rows_by_context),
             })
     log(f"features: {len(records)} items, rerank depth {config.rerank_depth}")
     return records
+
+
+def after_unrelated_items(items: list) -> list:
+    """Standalone questions asked in a conversation: each answerable single-turn item after the set's previous one
+    (its question, then a reply quoting that item's evidence and citing its first gold article, as the bot's
+    reply does). What folding the conversation costs a question that does not lean on it."""
+    from rag.models import Message, Role
+
+    single = [i for i in items if len(i.turns) == 1 and i.gold and i.evidence]
+    out = []
+    for before, item in itertools.pairwise(single):
+        cited = f"{before.gold[0].doc} {before.gold[0].article}".strip()
+        reply = f"{cited}에 따르면 {before.evidence}\n\n근거 조문: [1] {cited}"
+        turns = [before.turns[0], Message(role=Role.ASSISTANT, content=reply),
+                 item.turns[0]]
+        out.append(item.model_copy(update={"turns": turns, "type": f"{item.type}+after"}))
+    return out
 
 
 # --- scoring ----------------------------------------------------------------------------------------------------
@@ -160,12 +210,22 @@ class Pool:
                 self.signals[name][i, :m] = values
             self.priors[i, :m], self.features[i, :m] = r["priors"], r["features"]
             self.stub[i, :m], self.article[i, :m], self.gold[i, :m] = r["stub"], r["article"], r["gold"]
+        # Per context grid value; an item with no earlier turns has the same columns at every value.
+        self.lexical_by_context = np.repeat(self.lexical[:, None, :], len(CONTEXT_GRID), axis=1)
+        self.features_by_context = np.repeat(self.features[:, None], len(RERANK_CONTEXT_GRID), axis=1)
+        for i, r in enumerate(records):
+            m = len(r["lexical"])
+            if r.get("lexical_by_context") is not None:
+                self.lexical_by_context[i, :, :m] = r["lexical_by_context"]
+                self.features_by_context[i, :, :m] = r["features_by_context"]
         self.articles = int(self.article.max()) + 1
 
     def ranks(self, params: dict[str, float], rows: np.ndarray | None = None) -> np.ndarray:
         """Rank (1-based, among distinct articles) of the best gold article per item; 0 when gold is absent."""
         sel = slice(None) if rows is None else rows
         valid, lexical = self.valid[sel], self.lexical[sel]
+        if "context_weight" in params:
+            lexical = self.lexical_by_context[sel, CONTEXT_GRID.index(params["context_weight"])]
         factors = np.ones(len(PRIOR_FLAGS))
         weights = np.zeros(len(FEATURES))
         weights[0] = 1.0
@@ -187,7 +247,8 @@ class Pool:
         np.put_along_axis(position, order, np.arange(order.shape[1])[None, :].repeat(order.shape[0], 0), axis=1)
         top = np.take_along_axis(fused, order[:, :1], axis=1)
         top = np.where(top > 0, top, 1.0)
-        features = self.features[sel].copy()
+        features = (self.features_by_context[sel, RERANK_CONTEXT_GRID.index(params["rerank_context_weight"])]
+                    if "rerank_context_weight" in params else self.features[sel]).copy()
         features[:, :, 0] = fused / top
         value = (features @ weights) * np.where(self.stub[sel], params["rerank_addenda_penalty"], 1.0)
         value = np.where(position < self.depth, value, fused / top - 1e6)  # below the reranked depth: fused order
@@ -282,6 +343,8 @@ def main() -> int:
     feat.add_argument("files", nargs="+", type=Path)
     feat.add_argument("--data-dir", type=Path, default=Path(os.environ.get("REGBOT_DATA_DIR", ".regbot")))
     feat.add_argument("--cache", type=Path, required=True)
+    feat.add_argument("--fold", choices=("cues", "always", "never"), default="cues")
+    feat.add_argument("--after-unrelated", action="store_true")
     fitp = sub.add_parser("fit")
     fitp.add_argument("--cache", type=Path, required=True)
     fitp.add_argument("--folds", type=int, default=5)
@@ -292,7 +355,7 @@ def main() -> int:
                                                             "(after checking them with `regbot eval`)")
     args = parser.parse_args()
     if args.command == "features":
-        records = extract(args.data_dir, args.files)
+        records = extract(args.data_dir, args.files, fold=args.fold, after_unrelated=args.after_unrelated)
         args.cache.write_bytes(pickle.dumps(records))
         return 0
     records = pickle.loads(args.cache.read_bytes())

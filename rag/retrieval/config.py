@@ -83,7 +83,8 @@ class RetrievalConfig(BaseModel):
     protect_plain_only: bool = Field(True, description="Protect only chunks without article structure (pages).")
     title_weight: float = Field(0.5, description="BM25 weight of the article-title field relative to the body.")
     expansion_weight: float = Field(EXPANSION_WEIGHT, description="Weight of synonym-table expansions in BM25.")
-    context_weight: float = Field(CONTEXT_WEIGHT, description="Weight of earlier-turn words a follow-up leans on.")
+    context_weight: float = Field(fitted("context_weight", CONTEXT_WEIGHT),
+        description="Weight of earlier-turn words a follow-up leans on.")
     domain_mode: Literal["soft", "hard", "off"] = Field(
         "soft", description="Hits outside the question's domain are demoted (`soft`), dropped (`hard`) or kept.")
     domain_threshold: float = Field(0.82, description="Cosine at which the question vector names a domain.")
@@ -141,7 +142,8 @@ class RetrievalConfig(BaseModel):
                     "question asks whether something counts as (임금에 해당하는지 → 제2조).")
     rerank_addenda_penalty: float = Field(fitted("rerank_addenda_penalty", 0.5),
         description="Heuristic reranker: factor for 부칙 and stub annexes.")
-    rerank_context_weight: float = Field(0.3, description="Heuristic reranker: weight of earlier-turn words.")
+    rerank_context_weight: float = Field(fitted("rerank_context_weight", 0.3),
+        description="Heuristic reranker: weight of earlier-turn words.")
     one_part_per_article: bool = Field(True, description="One part per article in the ranking (other parts follow), "
                                                          "so a long article cannot crowd out a second topic.")
     min_hits_per_domain: int = Field(1, description="When a question spans domains, each keeps at least this many "

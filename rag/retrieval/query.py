@@ -19,6 +19,7 @@ from rag.text import collapse_spaces, normalize_text
 
 DEFAULT_SYNONYMS = Path(__file__).resolve().parent.parent / "data" / "synonyms.yaml"
 DEFAULT_INTENTS = Path(__file__).resolve().parent.parent / "data" / "intents.yaml"
+FOLD_FIT = Path(__file__).resolve().parent.parent / "data" / "fold_fit.yaml"
 
 
 
@@ -261,7 +262,15 @@ class QueryAnalyzer:
         return ""
 
 
-_TOPIC_NOUNS = 1
+def load_fold_fit(path: Path = FOLD_FIT) -> int:
+    """The most topic nouns a question may name and still borrow the conversation's subject, as
+    `benchmarks/fold_fit.py` fitted it (with its provenance in the file); 1 without the file."""
+    try:
+        return int(_read_table(path)["topic_nouns"])
+    except FileNotFoundError:
+        return 1
+
+
 _INTERNAL_TOPIC_NOUNS = 3  # topic nouns before a pointer word that make it point inside the question
 _SHORT_CHARS = 12  # without a tokenizer: a question this short (no spaces) borrows its subject
 
@@ -293,10 +302,11 @@ class ConversationFolder:
     rewrite replaces it where one is configured."""
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, max_turns: int = 1, max_chars: int = 300,
-                 include_reply: bool = True, cues: HistoryCues | None = None) -> None:
+                 include_reply: bool = True, cues: HistoryCues | None = None, topic_nouns: int | None = None) -> None:
         if max_turns < 1 or max_chars < 1:
             raise ValueError("max_turns and max_chars must be positive")
         self.tokenizer = tokenizer
+        self.topic_nouns = load_fold_fit() if topic_nouns is None else topic_nouns
         # Demonstratives and "그럼"-openers, connectives opening the question, a bare condition (rag/data/asks.yaml).
         self.cues = cues or QuestionReader().table.history
         self.max_turns = max_turns
@@ -305,18 +315,28 @@ class ConversationFolder:
 
     def leans_on_history(self, question: str) -> bool:
         text = normalize_text(question).strip()
+        if self.points_back(text):
+            return True
+        if self.tokenizer is None:
+            return len(text.replace(" ", "")) <= _SHORT_CHARS
+        # Ellipsis: a question naming few topic nouns ("쌍둥이면 더 길어져?") borrows its subject.
+        return self.topic_noun_count(text) <= self.topic_nouns
+
+    def points_back(self, question: str) -> bool:
+        """A cue that the question continues the conversation: a bare condition, a "그럼"-opener, a pointer word
+        before the question names its own topic."""
+        text = normalize_text(question).strip()
         if self.cues.condition_only.search(text) or self.cues.opening.compiled.match(text):
             return True
-        leaning = self.cues.leaning.compiled
-        if self.tokenizer is None:
-            return bool(leaning.search(text)) or len(text.replace(" ", "")) <= _SHORT_CHARS
-        cue = leaning.search(text)
+        cue = self.cues.leaning.compiled.search(text)
+        if self.tokenizer is None or not cue:
+            return bool(cue)
         # A pointer word after the question has named its own topic ("…서약서를 쓰라는데 이거 괜찮아?", "A하는
         # 항목이랑, 회사가 그 계약서를…") points inside the question; at its start it points at the conversation.
-        if cue and len(self._topic_nouns(text[: cue.start()])) < _INTERNAL_TOPIC_NOUNS:
-            return True
-        # Ellipsis: a question with (almost) no topic noun ("정해지면 언제부터 적용돼?") borrows its subject.
-        return len(self._topic_nouns(text)) <= _TOPIC_NOUNS
+        return len(self._topic_nouns(text[: cue.start()])) < _INTERNAL_TOPIC_NOUNS
+
+    def topic_noun_count(self, question: str) -> int:
+        return len(self._topic_nouns(normalize_text(question).strip()))
 
     def _topic_nouns(self, text: str) -> set[str]:
         """Distinct content nouns; a compound's parts (박사과정 → 박사, 과정) count once."""

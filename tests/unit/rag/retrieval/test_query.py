@@ -3,7 +3,14 @@ import unicodedata
 import pytest
 
 from rag.models import Message, Role
-from rag.retrieval.query import ConversationFolder, QueryAnalyzer, load_audiences, load_intents, load_synonyms
+from rag.retrieval.query import (
+    ConversationFolder,
+    QueryAnalyzer,
+    load_audiences,
+    load_fold_fit,
+    load_intents,
+    load_synonyms,
+)
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +120,7 @@ def test_a_follow_up_leans_on_the_reply_it_answers_too(kiwi_tokenizer):
 @pytest.mark.parametrize("question", [
     "입사할 때 결혼하면 퇴사한다는 서약서를 쓰라는데 이거 괜찮은 거야?",
     "직장 내 성희롱이 뭔지, 그리고 신고가 들어오면 회사는 뭘 해야 해?",
-    "여비 종류",
+    "공무원 국외 여비 종류",
 ])
 def test_a_standalone_question_after_an_unrelated_exchange_is_not_folded(kiwi_tokenizer, question):
     history = [user("부가세 신고 기한이 언제야?"), bot("25일까지 신고해야 해요.")]
@@ -125,6 +132,17 @@ def test_a_standalone_question_after_an_unrelated_exchange_is_not_folded(kiwi_to
 def test_a_pointer_at_the_start_of_a_question_leans_on_the_conversation(kiwi_tokenizer, question):
     history = [user("구제명령을 회사가 안 따라."), bot("이행강제금을 부과합니다.")]
     assert ConversationFolder(kiwi_tokenizer).fold(question, history).used_history
+
+
+@pytest.mark.parametrize("question", ["쌍둥이를 낳으면 더 길어져?", "공휴일도 유급으로 쉬게 해줘야 해?"])
+def test_a_question_naming_few_topic_nouns_borrows_the_conversation_subject(kiwi_tokenizer, question):
+    history = [user("출산휴가는 며칠이야?"), bot("출산전후휴가는 90일입니다.")]
+    assert ConversationFolder(kiwi_tokenizer, topic_nouns=2).fold(question, history).used_history
+    assert not ConversationFolder(kiwi_tokenizer, topic_nouns=0).fold(question, history).used_history
+
+
+def test_the_fold_threshold_is_the_fitted_one(kiwi_tokenizer):
+    assert ConversationFolder(kiwi_tokenizer).topic_nouns == load_fold_fit()
 
 
 class TestIntentTable:
