@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 def write(report: dict, meta: list[tuple], value: float, args: argparse.Namespace) -> None:
     held, now = report["held_out"], report["current"]
     sets = {name: sum(1 for m in meta if m[0] == name) for name in SETS}
-    decision = (f"{'Applied' if report['applied'] else 'Not applied'}: {KEY} {report['fit_on_all']} fitted on "
+    verdict = "Applied" if report["applied"] else "Kept" if report["fit_on_all"] == value else "Not applied"
+    decision = (f"{verdict}: {KEY} {report['fit_on_all']} fitted on "
                 f"every item; {args.folds}-fold CV stratified by set (seed {args.seed}), held-out folds "
                 f"(values chosen per fold {report['chosen_per_fold']}): Hit@5 {now['hit@5']} -> {held['hit@5']}, "
                 f"MRR@10 {now['mrr@10']} -> {held['mrr@10']}, answerable refused {now['answerable_refused']} -> "

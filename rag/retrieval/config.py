@@ -57,7 +57,7 @@ class RetrievalConfig(BaseModel):
         description="Weight of dense (e5) search in the fusion; 0 turns dense "
                     "retrieval off (faster queries, no Chroma).")
     # Hand-set at 0.7 on foreign-dev and heldout-foreign-1; 5-fold CV on the four foreign tuning sets (231
-    # answerable) kept it: held out MRR@10 .434 against .441 at 0.7 (rag/data/foreign_fit.yaml, its provenance).
+    # answerable) chose it in every fold (rag/data/foreign_fit.yaml, its provenance).
     foreign_dense_weight: float = Field(
         _FOREIGN_FIT.get("foreign_dense_weight", 0.7),
         description="Weight of dense search for an English or Vietnamese question, whose lexical side reads "
