@@ -7,7 +7,8 @@ of Hit@5 and MRR@10 per set (the entry's effect = with it − without it; an ite
 Provenance is read from the history of the file. An entry as written in the first commit (FIRST: general
 vocabulary, written before any eval set was) is "general". An entry added or changed by a later commit that chose
 words from a set's misses (TUNED: commit → the set that prompted it) is "tuned"; taking it out means going back
-to its first form (an entry matched by a shared term), or dropping it when it had none.
+to its first form (an entry matched by a shared term), or dropping it when it had none. An entry added by a
+WRITTEN commit (vocabulary written from the statutes' article titles, no set's misses read) is general too.
 
 The rule:
   - a tuned entry stays only if, on the pool EXCLUDING the set that prompted it, it helps, or is neutral and reads
@@ -15,14 +16,19 @@ The rule:
   - any entry that hurts the whole pool goes;
   - a general entry stays unless it hurts the whole pool.
 Helps / hurts, over the answerable items: Hit@5, MRR@10 and the share refused (the pipeline runs whole, and an
-entry is also what lets the judge read a question: a question the glossary cannot read is refused). An entry
-helps when one figure is better and none worse, hurts when one is worse and none better; otherwise (none moves, or
-they move apart) it is neutral.
+entry is also what lets the judge read a question: a question the glossary cannot read is refused); and over the
+out-of-scope items, the number refused (an entry that reads one can let it be answered). An entry helps when one
+figure is better and none worse, hurts when one is worse and none better; otherwise (none moves, or they move
+apart) it is neutral.
 
     REGBOT_DATA_DIR=… REGBOT_LLM=offline .venv/bin/python benchmarks/glossary_fit.py [--apply] [--out FILE]
+        [--since REF]
 
 `--apply` rewrites the YAML line of each entry that goes (back to its first form, or removed); then the items
 any such entry read are re-run together and the per-set figures before / after are printed.
+`--since REF` judges only the entries added after REF (the others stay as they are), and adds what they move
+held out per set: for each set, the new entries the rule keeps when judged on the other sets alone, and that
+set's figures with those (`held_out_by_set`, against the glossary of REF's entries and the pool rule's choice).
 """
 
 from __future__ import annotations
@@ -43,14 +49,18 @@ sys.path.insert(0, str(REPO))
 import yaml  # noqa: E402
 
 GLOSSARY_FILE = "rag/data/glossary.yaml"
-SETS = ("foreign-dev", "heldout-foreign-1", "heldout-foreign-2")
+SETS = ("foreign-dev", "heldout-foreign-1", "heldout-foreign-2", "heldout-foreign-3")
 FIRST = "2cb658b"  # the glossary as first written, before foreign-dev and before heldout-foreign-1 was read
 # Commits that added words chosen from a set's misses → that set. The later two name "the pooled tuning sets'
 # misses"; foreign-dev, which they were checked against, did not choose them (docs/languages.md).
 TUNED = {"ae36c21": "foreign-dev", "ec73d01": "foreign-dev",
          "5e89f1a": "heldout-foreign-1", "aa94623": "heldout-foreign-1"}
+# Commits that added general vocabulary, written from the statutes' article titles without looking at any set's
+# misses: an entry they added is general, whatever terms it shares with an entry a tuned commit once had.
+WRITTEN = ("6cb6d1a",)
 
 Key = tuple[str, tuple[str, ...], tuple[str, ...]]  # (language, terms, ko)
+FIGURES = (0, 1, 2, 4)  # of an entry's per-set gains: Hit@5, MRR@10, answerable answered, out of scope refused
 
 
 def entry_lines(text: str) -> list[tuple[int, Key, str]]:
@@ -83,8 +93,13 @@ def provenance(current: list[tuple[int, Key, str]]) -> dict[Key, dict]:
     (a new entry that borrowed one of its terms is new)."""
     keys = {key for _, key, _ in current}
     first, *versions = [at(commit) for commit in (FIRST, *TUNED)]
+    written = {key for commit in WRITTEN for _, key, _ in at(commit)} \
+        - {key for commit in WRITTEN for _, key, _ in at(f"{commit}~1")}
     out = {}
     for _, key, _ in current:
+        if key in written:
+            out[key] = {"sets": [], "first": None}
+            continue
 
         def before(version: list[tuple[int, Key, str]], key: Key = key) -> tuple[Key, str] | None:
             return counterpart(key, [row for row in version if row[1] == key or row[1] not in keys])
@@ -150,8 +165,11 @@ async def main_async(args: argparse.Namespace) -> int:
     current = entry_lines(path.read_text(encoding="utf-8"))
     origin = provenance(current)
     by_key = {(e.language, e.terms, e.korean): e for e in full}
+    old = {key for _, key, _ in at(args.since)} if args.since else None
     results = []
     for _, key, _ in current:
+        if old is not None and key in old:
+            continue
         entry = by_key[key]
         chosen = sorted(reads.get(entry, ()))
         info = origin[key]
@@ -166,8 +184,9 @@ async def main_async(args: argparse.Namespace) -> int:
             use(without)
             rows = await score(chosen)
             use(full)
-        # Per set, summed over its answerable items: gain in hit5, in mrr, in not refused; answerable items read.
-        delta = {name: [0.0, 0.0, 0.0, 0] for name in SETS}
+        # Per set, summed over its answerable items: gain in hit5, in mrr, in not refused; answerable items read;
+        # and over its out-of-scope items, gain in refused (an entry that reads one can make it answered).
+        delta = {name: [0.0, 0.0, 0.0, 0, 0.0] for name in SETS}
         for index, (hit5, mrr, refused) in rows.items():
             name, item = items[index]
             if item.gold:
@@ -175,12 +194,15 @@ async def main_async(args: argparse.Namespace) -> int:
                 delta[name][1] += base[index][1] - mrr
                 delta[name][2] += float(refused) - float(base[index][2])
                 delta[name][3] += 1
+            elif out_of_scope(item):
+                delta[name][4] += float(base[index][2]) - float(refused)
         outside = [n for n in SETS if n not in info["sets"]]
-        pool = sign(*(sum(delta[n][i] for n in SETS) for i in range(3)))
-        rest = sign(*(sum(delta[n][i] for n in outside) for i in range(3)))
+        pool = sign(*(sum(delta[n][i] for n in SETS) for i in FIGURES))
+        rest = sign(*(sum(delta[n][i] for n in outside) for i in FIGURES))
         reads_rest = sum(delta[n][3] for n in outside)
         keep = pool >= 0 and (not info["sets"] or rest > 0 or (rest == 0 and reads_rest > 0))
         results.append({"language": key[0], "terms": key[1][:3], "sets": info["sets"], "keep": keep,
+                        "gains": {n: [round(delta[n][i], 6) for i in FIGURES] for n in SETS},
                         "reverts_to_first_form": bool(info["first"]), "pool": pool, "rest": rest,
                         "reads": {n: delta[n][3] for n in SETS},
                         "delta_hit5": {n: round(delta[n][0] / gold[n], 4) for n in SETS},
@@ -191,6 +213,9 @@ async def main_async(args: argparse.Namespace) -> int:
                "tuned": sum(1 for r in results if r["sets"]),
                "dropped": [r for r in results if not r["keep"]],
                "before": figures(base, items, gold)}
+    if old is not None:
+        summary["held_out_by_set"] = await held_out(results, full, old, by_key, items, gold, base, use, score,
+                                                     reads)
     if args.apply:
         summary["after"] = await apply(path, current, origin, results, base, items, gold, use, score, reads, by_key)
     text = json.dumps(summary, ensure_ascii=False, indent=1)
@@ -201,13 +226,45 @@ async def main_async(args: argparse.Namespace) -> int:
     return 0
 
 
+async def held_out(results, full, old, by_key, items, gold, base, use, score, reads) -> dict:
+    """Per set: its figures with none of the new entries, with those the rule keeps judged on the other sets
+    (leave one set out), and with those it keeps on the whole pool."""
+    new = [by_key[k] for k in by_key if k not in old]
+    row_of = {(r["language"], r["terms"]): r for r in results}
+
+    def kept(entry, outside: tuple[str, ...]) -> bool:
+        row = row_of[(entry.language, entry.terms[:3])]
+        return sign(*(sum(row["gains"][n][i] for n in outside) for i in range(len(FIGURES)))) >= 0
+
+    touched = sorted({i for e in new for i in reads.get(e, ())})
+    out = {}
+    for label, chooser in (("none", lambda name: []),
+                           ("held_out", lambda name: [e for e in new if kept(e, tuple(n for n in SETS if n != name))]),
+                           ("pool", lambda name: [e for e in new if kept(e, SETS)])):
+        for name in SETS:
+            chosen = set(chooser(name))
+            use([e for e in full if e not in new or e in chosen])
+            after = dict(base) | await score([i for i in touched if items[i][0] == name])
+            out.setdefault(name, {})[label] = figures(after, items, gold)[name] | {"entries": len(chosen)}
+    use(full)
+    for name in SETS:
+        out[name]["all_new"] = figures(base, items, gold)[name] | {"entries": len(new)}
+    return out
+
+
+def out_of_scope(item) -> bool:
+    return not item.gold and "out_of_scope" in item.type
+
+
 def figures(scores: dict, items: list, gold: dict) -> dict:
     out = {}
     for name in SETS:
         rows = [scores[i] for i, (n, item) in enumerate(items) if n == name and item.gold]
+        outside = [scores[i] for i, (n, item) in enumerate(items) if n == name and out_of_scope(item)]
         out[name] = {"hit@5": round(sum(r[0] for r in rows) / gold[name], 4),
                      "mrr@10": round(sum(r[1] for r in rows) / gold[name], 4),
-                     "answerable_refused": round(sum(r[2] for r in rows) / gold[name], 4)}
+                     "answerable_refused": round(sum(r[2] for r in rows) / gold[name], 4),
+                     "out_of_scope_refused": f"{sum(r[2] for r in outside)} of {len(outside)}"}
     return out
 
 
@@ -241,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apply", action="store_true", help="rewrite the YAML lines of the entries that go")
     parser.add_argument("--out", type=Path, help="also write every entry's row as JSON")
+    parser.add_argument("--since", help="judge only the entries added after this commit; adds held_out_by_set")
     return asyncio.run(main_async(parser.parse_args(argv)))
 
 
