@@ -345,3 +345,21 @@ class TestCitedParagraph:
         from rag.stages.generator.llm import cited_paragraph
 
         assert cited_paragraph("직원은 유급 연차를 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0) is None
+
+
+async def test_the_recorded_lead_candidates_replay_the_lead_the_generator_chose(samples, hits):
+    # benchmarks/lead_fit.py records the candidates through the observer and replays the choice with other values.
+    from rag.stages.generator.extractive import compose
+    from rag.stages.generator.lead import choose_lead, lead_candidates
+
+    generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+    seen = []
+    generator.observer = lambda gen, request, parts, studied: seen.append((request, parts, studied))
+    await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"], hits["promote"]),)))
+    request, parts, studied = seen[0]
+    tuning = generator.tuning
+    answered = [(q, ranked, [(c.shown, c.hit, c.marker, c.text) for c in choose_lead(
+        lead_candidates(samples.tokenizer, terms, ranked, facets, max_chars=tuning.max_lead_chars,
+                        depth=tuning.figure_lead_depth), terms, tuning, tuning.lead_sentences, facets)])
+                for q, terms, ranked, facets in studied]
+    assert compose(request, parts, answered, tuning).text == draft_of(generator).text
