@@ -65,6 +65,12 @@ class StageTuning(BaseModel):
     # dev + held-out-1..6, set means of first-200 .589 → .612 (0.15: .614, 0.6: .596).
     borrowed_word_weight: float = Field(0.3, ge=0, description="Weight of the words a follow-up borrowed from the "
                                                                "conversation, against its own.")
+    lead_position_decay: float = Field(fitted("lead_position_decay", 0.2), ge=0,
+        description="How much a lead sentence loses for each paragraph ranked above its own (down to half).")
+    lead_order_decay: float = Field(fitted("lead_order_decay", 0.03), ge=0,
+        description="How much a lead sentence loses for each sentence before it in its paragraph (down to 0.7).")
+    lead_free_chars: int = Field(int(fitted("lead_free_chars", 120)), ge=0,
+        description="Characters of a lead sentence before its length counts against it.")
     figure_lead_depth: int = Field(int(fitted("figure_lead_depth", 6)), ge=3,
         description="Ranked paragraphs the lead searches for the figure a \"며칠/얼마/몇\" question asks.")
     quote_figure_weight: float = Field(1.3, gt=0, description="A paragraph with a figure, when a figure is asked "

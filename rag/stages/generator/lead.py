@@ -35,10 +35,12 @@ FLAGS = ("figure", "definition", "limit", "sanction", "list", "condition_met", "
 
 @dataclass(frozen=True)
 class LeadCandidate:
-    """A sentence that may lead: `base` × the factors of its `flags` is its score."""
+    """A sentence that may lead: `base(tuning)` × the factors of its `flags` is its score."""
 
-    base: float  # the question words it holds × the retriever's order × its place × its length
     overlap: float  # the question words it holds (their weight)
+    position: int  # its paragraph's place among those the lead reads
+    order: int  # its place in its paragraph
+    length: int  # characters shown
     flags: tuple[bool, ...]  # FLAGS
     in_asked_unit: bool  # states a figure in the unit asked ("며칠" → 일)
     has_figure: bool
@@ -48,6 +50,13 @@ class LeadCandidate:
     hit: Hit
     marker: str
     text: str
+
+    def base(self, tuning: StageTuning) -> float:
+        """Its score before what it states: the question words it holds, after the paragraphs the retriever ranks
+        higher and the sentences before it in its paragraph; a lead is read first, so shorter answers sooner."""
+        weight = max(0.5, 1.0 - tuning.lead_position_decay * self.position) * \
+            max(0.7, 1.0 - tuning.lead_order_decay * self.order)
+        return self.overlap * weight / (1.0 + max(0, self.length - tuning.lead_free_chars) / 200)
 
 
 def factors(tuning: StageTuning) -> tuple[float, ...]:
@@ -98,10 +107,9 @@ def lead_candidates(tokenizer: Tokenizer, terms: dict[str, float], ranked: list[
             if overlap <= 0:
                 continue
             shown = _lead_text(context, max_chars)
-            weight = max(0.5, 1.0 - 0.2 * position) * max(0.7, 1.0 - 0.03 * order)
-            weight /= 1.0 + max(0, len(shown) - 120) / 200  # a lead is read first: shorter answers sooner
             candidates.append(LeadCandidate(
-                base=overlap * weight, overlap=overlap, flags=_flags(shown, facets, conditions, contradictions),
+                overlap=overlap, position=position, order=order, length=len(shown),
+                flags=_flags(shown, facets, conditions, contradictions),
                 in_asked_unit=any(u.search(shown) for u in asked_units), has_figure=bool(FIGURE.search(shown)),
                 rank=rank, found=frozenset(found), shown=shown, hit=hit, marker=marker, text=text))
     return candidates
@@ -135,7 +143,8 @@ def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning
         for flag, factor in zip(c.flags, weights, strict=True):
             if flag:
                 weight *= factor
-        scored.append((c.base * weight, c.base / c.overlap * weight, c))
+        base = c.base(tuning)
+        scored.append((base * weight, base / c.overlap * weight, c))
     scored.sort(key=lambda s: -s[0])
     if not scored:
         return []
