@@ -53,10 +53,8 @@ PARAMETERS: dict[str, tuple[tuple[float, ...], float | None]] = {
     "lead_definition_weight": ((0.7, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0), 1.0),
     "lead_limit_weight": ((0.7, 1.0, 1.3, 1.5, 2.0, 3.0, 5.0), 1.0),
     "lead_sanction_weight": ((0.7, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0), 1.0),
-    "lead_list_weight": ((0.7, 1.0, 1.3, 1.5, 2.0, 3.0, 5.0), 1.0),
-    "lead_condition_met_weight": ((0.7, 1.0, 1.3, 1.5, 2.0, 3.0), 1.0),
-    "lead_condition_missed_weight": ((0.1, 0.25, 0.5, 0.75, 1.0), 1.0),
-    "lead_position_decay": ((0.0, 0.1, 0.2, 0.3, 0.5), None),
+    "lead_list_weight": ((0.7, 1.0, 1.3, 1.5, 2.0, 3.0, 5.0, 8.0), 1.0),
+    "lead_position_decay": ((0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75), None),
     "lead_order_decay": ((0.0, 0.03, 0.06, 0.1, 0.3), None),
     "lead_free_chars": ((40, 80, 120, 160, 220), None),
     "second_lead_share": ((0.0, 0.2, 0.35, 0.5, 0.75, 1.0, 100.0), None),
@@ -64,6 +62,9 @@ PARAMETERS: dict[str, tuple[tuple[float, ...], float | None]] = {
     "max_lead_chars": ((120, 160, 220, 280, 360), None),
     "figure_lead_depth": ((3, 4, 6, 8, 10), None),
 }
+# Not fitted: the condition weights (a sentence stating the condition a question sets, "1년 지나면" → not "1년 미만")
+# moved no item of the pool (cross-validation with them neutral tied, 2026-11-29); they stay as set, their
+# behaviour held by the generator's tests, until a pool has items that measure them.
 INTEGER = {"lead_sentences", "max_lead_chars", "figure_lead_depth", "lead_free_chars"}
 DEPTH = max(PARAMETERS["figure_lead_depth"][0])
 # A weight stays only when cross-validation without it is worse by more than this (mean first-200 coverage):

@@ -31,6 +31,7 @@ from rag.stages.config import StageTuning
 
 # What a lead sentence may state of what is asked, in the order of `factors`.
 FLAGS = ("figure", "definition", "limit", "sanction", "list", "condition_met", "condition_missed")
+MISSED = FLAGS.index("condition_missed")
 
 
 @dataclass(frozen=True)
@@ -148,11 +149,14 @@ def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning
     scored.sort(key=lambda s: -s[0])
     if not scored:
         return []
-    best = scored[0]
+    # A sentence stating the opposite of the condition the question sets ("1년 미만" for "1년 지나면") never leads
+    # while another does not: it answers another case, however many of the question's words it holds.
+    eligible = [s for s in scored if not s[2].flags[MISSED]] or scored
+    best = eligible[0]
     if facets.amount or facets.stated_units:
         # "며칠/얼마/몇" is answered by a figure (in the unit asked, when one is): a sentence without one never
         # leads while another states it.
-        stating = [s for s in scored if s[2].in_asked_unit] or [s for s in scored if s[2].has_figure]
+        stating = [s for s in eligible if s[2].in_asked_unit] or [s for s in eligible if s[2].has_figure]
         best = stating[0] if stating else best
     chosen = [best[2]]
     # A second sentence when it answers nearly as well, or answers what the first leaves out (a question about

@@ -182,9 +182,9 @@ class TestExtractiveGenerator:
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["promote"], hits["leave"]),))
         text = "".join(await drain(generator, request))
         lead = text.split("\n", 1)[0]
-        assert "15일" in lead and re.search(r"\[\d\]$", lead)
-        cited = draft_of(generator).citations[int(re.search(r"\[(\d)\]$", lead).group(1)) - 1]
-        assert cited.label == "취업규칙 제20조 제1항"
+        first = re.search(r"^(.*?) \[(\d)\]", lead)  # the first sentence and its marker
+        assert "15일" in first.group(1)
+        assert draft_of(generator).citations[int(first.group(2)) - 1].label == "취업규칙 제20조 제1항"
         assert text.index(messages.EXTRACTIVE_SUPPORT) > len(lead)
 
     async def test_quotes_at_most_three_and_leaves_out_articles_that_share_nothing(self, samples, hits):
