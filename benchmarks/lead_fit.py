@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
 from rag.eval import LEAD_CHARS, keyword_coverage  # noqa: E402
-from rag.stages.config import LEAD_FIT, StageTuning  # noqa: E402
+from rag.stages.config import HAND_SET, LEAD_FIT, StageTuning  # noqa: E402
 from rag.stages.generator.extractive import compose  # noqa: E402
 from rag.stages.generator.lead import choose_lead, lead_candidates  # noqa: E402
 
@@ -232,6 +232,8 @@ def main() -> int:
     fitp.add_argument("--cache", type=Path, required=True)
     fitp.add_argument("--folds", type=int, default=5)
     fitp.add_argument("--write", action="store_true", help=f"write the fit with its provenance to {LEAD_FIT}")
+    fitp.add_argument("--today", choices=("defaults", "hand-set"), default="defaults",
+                      help="the values to beat: StageTuning's defaults (the fit in effect) or the hand-set values")
     args = parser.parse_args()
     if args.command == "record":
         records = record(args.data_dir, args.files)
@@ -243,7 +245,8 @@ def main() -> int:
     for r in records:
         sizes[r["set"]] += 1
     defaults = StageTuning()
-    current = {name: float(getattr(defaults, name)) for name in PARAMETERS}
+    current = {name: float(HAND_SET[name] if args.today == "hand-set" else getattr(defaults, name))
+               for name in PARAMETERS}
     everything = np.arange(len(records))
     fold = folds_of(records, args.folds)
     report: dict = {"items": len(records), "replayed": sum(r["parts"] is not None for r in records),

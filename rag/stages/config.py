@@ -20,8 +20,13 @@ LEAD_FIT = Path(__file__).resolve().parent.parent / "data" / "lead_fit.yaml"
 _FIT = load_ranking_fit(LEAD_FIT)
 
 
+# The hand-set values the fit started from, for the fit to compare against.
+HAND_SET: dict[str, float] = {}
+
+
 def fitted(name: str, default: float) -> float:
     """A knob's default: its fitted value when `lead_fit.yaml` has one, else the hand-set `default`."""
+    HAND_SET[name] = default
     return _FIT.get(name, default)
 
 

@@ -3,8 +3,10 @@
 `lead_candidates` lists what may lead (each provision of the best paragraphs, as the reader is shown it) with what
 the choice reads: its base score (the question's words it holds, the retriever's order, its place in the paragraph,
 its length) and whether it states what is asked (`FLAGS`). `choose_lead` weighs them with `StageTuning`'s lead
-weights (fitted by `benchmarks/lead_fit.py`) and picks one or two sentences. The two are apart so that the fit can
-record the candidates once and replay the choice.
+weights (fitted by `benchmarks/lead_fit.py`) and picks one or two sentences, under rules the fit does not weigh: a
+figure asked is answered by a sentence stating one, a sentence stating the opposite of the condition asked never
+leads, and the two sentences never give two figures in the unit asked from two regulations. The two are apart so that
+the fit can record the candidates once and replay the choice.
 """
 
 from __future__ import annotations
@@ -134,7 +136,8 @@ def _flags(shown: str, facets: QuestionFacets, conditions: set, contradictions: 
 def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning: StageTuning, at_most: int,
                 facets: QuestionFacets) -> list[LeadCandidate]:
     """The lead: the best-scored candidate (for a figure asked, the best that states one), and a second from
-    another paragraph when it scores nearly as well or answers the question words the first leaves out."""
+    another paragraph when it scores nearly as well or answers the question words the first leaves out, and does
+    not contradict the first (another regulation's other figure in the unit asked)."""
     weights = factors(tuning)
     scored = []
     for c in candidates:
@@ -163,7 +166,13 @@ def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning
     # two things); never a second quote of the same paragraph.
     uncovered = {t: w for t, w in terms.items() if t not in best[2].found}
     key = (best[2].hit.chunk.chunk_id, best[2].marker)
-    others = [s for s in scored[1:] if (s[2].hit.chunk.chunk_id, s[2].marker) != key]
+    # Nor a sentence of another regulation that states a different figure in the unit asked: two regulations
+    # giving two figures for one "며칠" (a company rule's 16일, the law's minimum 15일) are two answers, and the
+    # reader cannot tell which is theirs. One regulation's figures read together (15일, at most 25일).
+    stated = asked_figures(best[2].shown, facets)
+    others = [s for s in scored[1:] if (s[2].hit.chunk.chunk_id, s[2].marker) != key
+              and not (s[2].hit.chunk.doc != best[2].hit.chunk.doc
+                       and _contradicts(stated, asked_figures(s[2].shown, facets)))]
     close = next((s for s in others if s[0] >= 0.8 * best[0]), None)
     complement = max(others, key=lambda s: term_overlap(uncovered, set(s[2].found)) * s[1], default=None)
     if close is None and complement is not None and \
@@ -175,6 +184,36 @@ def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning
 
 
 _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
+_DIGITS = "0123456789.,"
+
+
+def asked_figures(text: str, facets: QuestionFacets) -> dict[str, set[str]]:
+    """The figures `text` states in each unit asked ("며칠" → {"days": {"15일"}}); for an amount asked without a
+    unit ("얼마"), every figure by its unit. Empty when no figure is asked."""
+    found: dict[str, set[str]] = {}
+    if facets.units:
+        named = [(u.name, u.stated) for u in facets.units]
+    elif facets.amount:
+        named = [("", FIGURE)]
+    else:
+        return found
+    for name, pattern in named:
+        for m in pattern.finditer(text):
+            start, end = m.start(), m.end()  # a pattern may match the last digit only ("\d\s*일")
+            while start > 0 and text[start - 1] in _DIGITS:
+                start -= 1
+            while end < len(text) and text[end] in _DIGITS:
+                end += 1
+            figure = re.sub(r"\s+", "", text[start:end])
+            if any(ch.isdigit() for ch in figure):
+                unit = name or re.sub(r"[\d.,]", "", figure)
+                found.setdefault(unit, set()).add(figure)
+    return found
+
+
+def _contradicts(first: dict[str, set[str]], second: dict[str, set[str]]) -> bool:
+    """Whether `second` states a figure in a unit asked that `first` states otherwise."""
+    return any(unit in first and not figures <= first[unit] for unit, figures in second.items())
 
 
 def term_overlap(terms: dict[str, float], found: set[str]) -> float:

@@ -317,6 +317,27 @@ class TestExtractiveGenerator:
                               "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
         assert f"{answer}의 유급휴가" in lead.split("[1]")[0]
 
+    @pytest.mark.parametrize(("law", "second"), [
+        ("① 사용자는 1년간 80퍼센트 이상 출근한 근로자에게 15일의 유급휴가를 주어야 한다.", False),
+        ("① 사용자는 1년간 80퍼센트 이상 출근한 근로자에게 16일의 유급휴가를 주어야 한다.", True),
+        ("① 사용자는 유급휴가를 근로자가 청구한 시기에 주어야 한다.", True),
+    ])
+    async def test_a_second_lead_sentence_never_gives_another_regulations_other_figure(self, samples, law, second):
+        # A company rule's 16일 and the law's 15일 side by side are two answers to "며칠"; the law that agrees, or
+        # that states no figure in the unit asked, may follow.
+        def hit(doc, article, body):
+            return Hit(chunk=Chunk(chunk_id=f"{doc}-{article}", doc=doc, article=article, title="유급휴가",
+                                   text=f"{doc} {article}(유급휴가)\n{body}", part=0, kind="article",
+                                   collection="default", content_hash=f"{doc}-{article}"), score=1.0)
+        hits = (hit("근무 규칙", "제20조", "① 1년간 80퍼센트 이상 출근한 직원에게는 16일의 유급휴가를 준다."),
+                hit("근로 법", "제60조", law))
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                        tuning=StageTuning(second_lead_share=0.0))
+        await drain(generator, GenerationInput(question="입사 1년 지나면 유급휴가 며칠 받아?", evidence=(hits,)))
+        lead = draft_of(generator).text.split("\n", 1)[0]
+        assert lead.startswith("1년간 80퍼센트 이상 출근한 직원에게는 16일의 유급휴가를 준다. [1]")
+        assert ("[2]" in lead) is second and "15일" not in lead
+
 
 def test_an_articles_quoted_paragraphs_are_listed_in_their_own_order():
     from rag.stages.generator.extractive import in_article_order
