@@ -5,8 +5,8 @@ the choice reads: its base score (the question's words it holds, the retriever's
 its length) and whether it states what is asked (`FLAGS`). `choose_lead` weighs them with `StageTuning`'s lead
 weights (fitted by `benchmarks/lead_fit.py`) and picks one or two sentences, under rules the fit does not weigh: a
 figure asked is answered by a sentence stating one, a sentence stating the opposite of the condition asked never
-leads, and the two sentences never give two figures in the unit asked from two regulations. The two are apart so that
-the fit can record the candidates once and replay the choice.
+leads, and a second sentence from another regulation adds a word the question asks and never a different figure in
+the unit asked. The two are apart so that the fit can record the candidates once and replay the choice.
 """
 
 from __future__ import annotations
@@ -136,8 +136,8 @@ def _flags(shown: str, facets: QuestionFacets, conditions: set, contradictions: 
 def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning: StageTuning, at_most: int,
                 facets: QuestionFacets) -> list[LeadCandidate]:
     """The lead: the best-scored candidate (for a figure asked, the best that states one), and a second from
-    another paragraph when it scores nearly as well or answers the question words the first leaves out, and does
-    not contradict the first (another regulation's other figure in the unit asked)."""
+    another paragraph when it scores nearly as well or answers the question words the first leaves out; from
+    another regulation, only when it adds a question word and no other figure in the unit asked."""
     weights = factors(tuning)
     scored = []
     for c in candidates:
@@ -166,13 +166,16 @@ def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning
     # two things); never a second quote of the same paragraph.
     uncovered = {t: w for t, w in terms.items() if t not in best[2].found}
     key = (best[2].hit.chunk.chunk_id, best[2].marker)
-    # Nor a sentence of another regulation that states a different figure in the unit asked: two regulations
-    # giving two figures for one "며칠" (a company rule's 16일, the law's minimum 15일) are two answers, and the
-    # reader cannot tell which is theirs. One regulation's figures read together (15일, at most 25일).
+    # A sentence of another regulation follows only when it adds a word of the question the first leaves out (one
+    # regulation's sentences read as one rule; another's that adds nothing asked is a detour), and never when it
+    # states a different figure in the unit asked: a company rule's 16일 and the law's minimum 15일 for one "며칠"
+    # are two answers, and the reader cannot tell which is theirs. One regulation's figures read together (15일,
+    # at most 25일).
     stated = asked_figures(best[2].shown, facets)
     others = [s for s in scored[1:] if (s[2].hit.chunk.chunk_id, s[2].marker) != key
-              and not (s[2].hit.chunk.doc != best[2].hit.chunk.doc
-                       and _contradicts(stated, asked_figures(s[2].shown, facets)))]
+              and (s[2].hit.chunk.doc == best[2].hit.chunk.doc
+                   or (term_overlap(uncovered, set(s[2].found)) > 0
+                       and not _contradicts(stated, asked_figures(s[2].shown, facets))))]
     close = next((s for s in others if s[0] >= 0.8 * best[0]), None)
     complement = max(others, key=lambda s: term_overlap(uncovered, set(s[2].found)) * s[1], default=None)
     if close is None and complement is not None and \
