@@ -182,9 +182,9 @@ class TestExtractiveGenerator:
         request = GenerationInput(question=LEAVE_QUESTION, evidence=((hits["promote"], hits["leave"]),))
         text = "".join(await drain(generator, request))
         lead = text.split("\n", 1)[0]
-        assert "15일" in lead and re.search(r"\[\d\]$", lead)
-        cited = draft_of(generator).citations[int(re.search(r"\[(\d)\]$", lead).group(1)) - 1]
-        assert cited.label == "취업규칙 제20조 제1항"
+        first = re.search(r"^(.*?) \[(\d)\]", lead)  # the first sentence and its marker
+        assert "15일" in first.group(1)
+        assert draft_of(generator).citations[int(first.group(2)) - 1].label == "취업규칙 제20조 제1항"
         assert text.index(messages.EXTRACTIVE_SUPPORT) > len(lead)
 
     async def test_quotes_at_most_three_and_leaves_out_articles_that_share_nothing(self, samples, hits):
@@ -317,6 +317,29 @@ class TestExtractiveGenerator:
                               "② 입사 후 1년 미만인 직원에게는 1개월 개근 시 1일의 유급휴가를 준다.")
         assert f"{answer}의 유급휴가" in lead.split("[1]")[0]
 
+    @pytest.mark.parametrize(("law", "second"), [
+        ("① 사용자는 입사 후 1년간 80퍼센트 이상 출근한 근로자에게 15일의 유급휴가를 주어야 한다.", False),
+        ("① 사용자는 입사 후 1년간 80퍼센트 이상 출근한 근로자에게 16일의 유급휴가를 주어야 한다.", True),
+        ("① 사용자는 입사한 근로자에게 유급휴가를 청구한 시기에 주어야 한다.", True),
+        ("① 사용자는 근로자에게 유급휴가를 청구한 시기에 주어야 한다.", False),
+    ])
+    async def test_a_second_lead_sentence_from_another_regulation_adds_what_is_asked_and_no_other_figure(
+            self, samples, law, second):
+        # A company rule's 16일 and the law's 15일 side by side are two answers to "며칠"; the law may follow when
+        # it adds a word of the question (입사) and agrees, or states no figure in the unit asked.
+        def hit(doc, article, body):
+            return Hit(chunk=Chunk(chunk_id=f"{doc}-{article}", doc=doc, article=article, title="유급휴가",
+                                   text=f"{doc} {article}(유급휴가)\n{body}", part=0, kind="article",
+                                   collection="default", content_hash=f"{doc}-{article}"), score=1.0)
+        hits = (hit("근무 규칙", "제20조", "① 1년간 80퍼센트 이상 출근한 직원에게는 16일의 유급휴가를 준다."),
+                hit("근로 법", "제60조", law))
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
+                                        tuning=StageTuning(second_lead_share=0.0))
+        await drain(generator, GenerationInput(question="입사 1년 지나면 유급휴가 며칠 받아?", evidence=(hits,)))
+        lead = draft_of(generator).text.split("\n", 1)[0]
+        assert lead.startswith("1년간 80퍼센트 이상 출근한 직원에게는 16일의 유급휴가를 준다. [1]")
+        assert ("[2]" in lead) is second and "15일" not in lead
+
 
 def test_an_articles_quoted_paragraphs_are_listed_in_their_own_order():
     from rag.stages.generator.extractive import in_article_order
@@ -345,3 +368,21 @@ class TestCitedParagraph:
         from rag.stages.generator.llm import cited_paragraph
 
         assert cited_paragraph("직원은 유급 연차를 받아요", self.ARTICLE, kiwi_tokenizer, lambda t: 1.0) is None
+
+
+async def test_the_recorded_lead_candidates_replay_the_lead_the_generator_chose(samples, hits):
+    # benchmarks/lead_fit.py records the candidates through the observer and replays the choice with other values.
+    from rag.stages.generator.extractive import compose
+    from rag.stages.generator.lead import choose_lead, lead_candidates
+
+    generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+    seen = []
+    generator.observer = lambda gen, request, parts, studied: seen.append((request, parts, studied))
+    await drain(generator, GenerationInput(question=LEAVE_QUESTION, evidence=((hits["leave"], hits["promote"]),)))
+    request, parts, studied = seen[0]
+    tuning = generator.tuning
+    answered = [(q, ranked, [(c.shown, c.hit, c.marker, c.text) for c in choose_lead(
+        lead_candidates(samples.tokenizer, terms, ranked, facets, max_chars=tuning.max_lead_chars,
+                        depth=tuning.figure_lead_depth), terms, tuning, tuning.lead_sentences, facets)])
+                for q, terms, ranked, facets in studied]
+    assert compose(request, parts, answered, tuning).text == draft_of(generator).text

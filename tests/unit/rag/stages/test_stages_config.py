@@ -19,3 +19,14 @@ def test_the_tuning_is_part_of_the_config():
     tuning = StageTuning(grade_pass_score=60.0)
 
     assert StagesConfig(**tuning.model_dump()).grade_pass_score == 60.0
+
+
+def test_the_lead_values_default_to_their_fit():
+    # benchmarks/lead_fit.py writes them with their cross-validation; StageTuning reads them as its defaults.
+    import yaml
+
+    from rag.stages.config import LEAD_FIT
+
+    values = (yaml.safe_load(LEAD_FIT.read_text(encoding="utf-8")) or {}).get("values") or {}
+    tuning = StageTuning()
+    assert all(getattr(tuning, name) == value for name, value in values.items())
