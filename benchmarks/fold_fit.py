@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from ranking_fit import PARAMETERS, K, Pool  # noqa: E402
 
+from benchmarks.folds import stratified_folds  # noqa: E402
 from rag.retrieval.config import RetrievalConfig  # noqa: E402
 from rag.retrieval.query import FOLD_FIT, load_fold_fit  # noqa: E402
 
@@ -80,13 +81,7 @@ def main() -> int:
     args = parser.parse_args()
     pool = items(args.always, args.never, "follow-up") + \
         items(args.after_always, args.after_never, "standalone in a conversation")
-    rng = np.random.default_rng(29)
-    fold = np.zeros(len(pool), dtype=int)
-    strata: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i, item in enumerate(pool):
-        strata[(item["group"], item["set"])].append(i)
-    for members in strata.values():
-        fold[rng.permutation(members)] = np.arange(len(members)) % args.folds
+    fold = stratified_folds([(p["group"], p["set"]) for p in pool], args.folds)
     chosen = []
     held: dict[str, list[float]] = defaultdict(list)
     for f in range(args.folds):

@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
+from benchmarks.folds import stratified_folds  # noqa: E402
 from rag.eval import LEAD_CHARS, keyword_coverage  # noqa: E402
 from rag.stages.config import HAND_SET, LEAD_FIT, StageTuning  # noqa: E402
 from rag.stages.generator.extractive import compose  # noqa: E402
@@ -186,15 +187,7 @@ def fit(pool: Pool, rows: np.ndarray, start: dict[str, float], *, fixed: dict[st
 
 def folds_of(records: list[dict], folds: int, seed: int = 29) -> np.ndarray:
     """Fold number per item, stratified by set."""
-    rng = np.random.default_rng(seed)
-    fold = np.zeros(len(records), dtype=int)
-    by_set: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(records):
-        by_set[r["set"]].append(i)
-    for members in by_set.values():
-        members = rng.permutation(members)
-        fold[members] = np.arange(len(members)) % folds
-    return fold
+    return stratified_folds([r["set"] for r in records], folds, seed)
 
 
 def cross_validate(pool: Pool, fold: np.ndarray, start: dict[str, float], *,

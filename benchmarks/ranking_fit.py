@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
+from benchmarks.folds import stratified_folds  # noqa: E402
 from rag.retrieval.components import PRIOR_FLAGS  # noqa: E402
 from rag.retrieval.config import RANKING_FIT, RetrievalConfig  # noqa: E402
 from rag.retrieval.rerank import FEATURES  # noqa: E402
@@ -297,15 +298,7 @@ def fit(pool: Pool, rows: np.ndarray, weights: np.ndarray, start: dict[str, floa
 
 def folds_of(pool: Pool, folds: int, seed: int = 29) -> np.ndarray:
     """Fold number per item, stratified by set."""
-    rng = np.random.default_rng(seed)
-    fold = np.zeros(len(pool.records), dtype=int)
-    by_set: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(pool.records):
-        by_set[r["set"]].append(i)
-    for members in by_set.values():
-        members = rng.permutation(members)
-        fold[members] = np.arange(len(members)) % folds
-    return fold
+    return stratified_folds([r["set"] for r in pool.records], folds, seed)
 
 
 def cross_validate(pool: Pool, fold: np.ndarray, weights: np.ndarray, start: dict[str, float], *,
