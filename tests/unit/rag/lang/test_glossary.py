@@ -40,6 +40,12 @@ def test_english_function_words_never_reach_the_korean_query() -> None:
     assert read.topics == ("annual paid leave",)
 
 
+def test_a_possessive_pronoun_is_not_a_workplace_word() -> None:
+    # "mine" the pronoun once read as 갱내 (mining): a term that is also a common word needs its phrase.
+    assert "갱내" not in GLOSSARY.read("After one full year here, how much paid annual leave is mine?").korean_query
+    assert "갱내" in GLOSSARY.read("Can women work in a mine?").korean_query
+
+
 def test_a_vietnamese_question_typed_without_diacritics_still_matches() -> None:
     assert "퇴직금" in GLOSSARY.read("lam mot nam co duoc tro cap thoi viec khong").korean_query
 
