@@ -46,6 +46,12 @@ def test_a_possessive_pronoun_is_not_a_workplace_word() -> None:
     assert "갱내" in GLOSSARY.read("Can women work in a mine?").korean_query
 
 
+def test_a_drivers_licence_is_not_the_transport_industry() -> None:
+    # A bare "driver" read a driving-licence question as 운수업; the trade keeps its phrases (bus driver, truck driver).
+    assert "운수업" not in GLOSSARY.read("Can I swap my driver's license for a Korean one?").korean_query
+    assert "운수업" in GLOSSARY.read("Do the hour limits apply to a bus driver?").korean_query
+
+
 def test_a_vietnamese_question_typed_without_diacritics_still_matches() -> None:
     assert "퇴직금" in GLOSSARY.read("lam mot nam co duoc tro cap thoi viec khong").korean_query
 
