@@ -7,7 +7,7 @@ the unit asked for is often the only word the question and the answering provisi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 # A figure with its unit in the regulation's text: 15일, 8시간, 3년, 100분의 70, 80퍼센트, 3천만원, 다음 날.
 FIGURE = re.compile(r"(?<!\d)\d+\s*(일|시간|년|개월|주|회|명|퍼센트|%|원|배|세|학기|학점)|분의\s*\d+"
@@ -32,4 +32,31 @@ def with_figure_units(tokens: Iterable[str]) -> set[str]:
     answers "몇 개월"."""
     found = set(tokens)
     found.update(t.lstrip("0123456789") for t in found.copy() if t[:1].isdigit())
+    return found
+
+
+_FIGURE_DIGITS = "0123456789.,"
+_SPACE = re.compile(r"\s+")
+_NOT_UNIT = re.compile(r"[\d.,]")
+
+
+def figure_unit(token: str) -> str:
+    """The unit of a figure token ("3일" → "일", "1,000원" → "원"); "" for a bare number."""
+    return token.lstrip(_FIGURE_DIGITS)
+
+
+def stated_figures(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> dict[str, set[str]]:
+    """The figures `text` states, by unit: each (name, pattern)'s matches widened to their whole number ("15일",
+    "1,000원"), keyed by the name, or by the figure's own unit when the name is empty."""
+    found: dict[str, set[str]] = {}
+    for name, pattern in patterns:
+        for m in pattern.finditer(text):
+            start, end = m.start(), m.end()  # a pattern may match the last digit only ("\d\s*일")
+            while start > 0 and text[start - 1] in _FIGURE_DIGITS:
+                start -= 1
+            while end < len(text) and text[end] in _FIGURE_DIGITS:
+                end += 1
+            figure = _SPACE.sub("", text[start:end])
+            if any(ch.isdigit() for ch in figure):
+                found.setdefault(name or _NOT_UNIT.sub("", figure), set()).add(figure)
     return found

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from rag.lang.asks import QuestionFacets
-from rag.lang.quantities import FIGURE, STATED_CONDITION, numeric_conditions
+from rag.lang.quantities import FIGURE, STATED_CONDITION, figure_unit, numeric_conditions, stated_figures
 from rag.lang.sanctions import STATES_SANCTION
 from rag.lang.sentences import (
     AMENDMENT_NOTE,
@@ -187,31 +187,14 @@ def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning
 
 
 _PARAGRAPH_MARK = re.compile(rf"^[{CIRCLED}]\s*")
-_DIGITS = "0123456789.,"
 
 
 def asked_figures(text: str, facets: QuestionFacets) -> dict[str, set[str]]:
     """The figures `text` states in each unit asked ("며칠" → {"days": {"15일"}}); for an amount asked without a
     unit ("얼마"), every figure by its unit. Empty when no figure is asked."""
-    found: dict[str, set[str]] = {}
     if facets.units:
-        named = [(u.name, u.stated) for u in facets.units]
-    elif facets.amount:
-        named = [("", FIGURE)]
-    else:
-        return found
-    for name, pattern in named:
-        for m in pattern.finditer(text):
-            start, end = m.start(), m.end()  # a pattern may match the last digit only ("\d\s*일")
-            while start > 0 and text[start - 1] in _DIGITS:
-                start -= 1
-            while end < len(text) and text[end] in _DIGITS:
-                end += 1
-            figure = re.sub(r"\s+", "", text[start:end])
-            if any(ch.isdigit() for ch in figure):
-                unit = name or re.sub(r"[\d.,]", "", figure)
-                found.setdefault(unit, set()).add(figure)
-    return found
+        return stated_figures(text, [(u.name, u.stated) for u in facets.units])
+    return stated_figures(text, [("", FIGURE)]) if facets.amount else {}
 
 
 def _contradicts(first: dict[str, set[str]], second: dict[str, set[str]]) -> bool:
@@ -222,13 +205,8 @@ def _contradicts(first: dict[str, set[str]], second: dict[str, set[str]]) -> boo
 def term_overlap(terms: dict[str, float], found: set[str]) -> float:
     """Weight of the terms `found` holds. A figure of the question ("3일은 안 돼?") is the value being checked, not a
     topic word: a figure in its unit ("2일") answers it as well as the same figure."""
-    units = {_unit(t) for t in found if t[:1].isdigit()} - {""}
-    return sum(w for t, w in terms.items() if t in found or (t[:1].isdigit() and _unit(t) in units))
-
-
-def _unit(token: str) -> str:
-    """The unit of a figure token ("3일" → "일"); "" for a bare number."""
-    return token.lstrip("0123456789.,")
+    units = {figure_unit(t) for t in found if t[:1].isdigit()} - {""}
+    return sum(w for t, w in terms.items() if t in found or (t[:1].isdigit() and figure_unit(t) in units))
 
 
 def _sentences(paragraph: str) -> list[str]:

@@ -35,3 +35,12 @@ def test_no_unit_is_read_into_a_question_that_names_none(question):
 def test_a_stated_figure_counts_its_unit_as_found():
     # "4시간" in an article answers the 시간 of "휴게시간은 몇 시간이야?"; the figure itself stays too.
     assert with_figure_units(["휴게", "4시간", "30분"]) == {"휴게", "4시간", "시간", "30분", "분"}
+
+
+def test_a_stated_figure_is_read_whole_by_the_unit_asked():
+    from rag.lang.quantities import FIGURE, figure_unit, stated_figures
+
+    days = READER.read("연차 며칠이야?").units[0]
+    assert stated_figures("15일의 유급휴가, 최대 25일", [(days.name, days.stated)]) == {days.name: {"15일", "25일"}}
+    assert stated_figures("1,000원 또는 2배", [("", FIGURE)]) == {"원": {"1,000원"}, "배": {"2배"}}
+    assert figure_unit("1,000원") == "원" and figure_unit("30") == ""
