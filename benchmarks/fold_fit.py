@@ -77,7 +77,8 @@ def main() -> int:
     for name in ("always", "never", "after-always", "after-never"):
         parser.add_argument(f"--{name}", type=Path, required=True)
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--write", action="store_true", help=f"write the fitted threshold to {FOLD_FIT}")
+    parser.add_argument("--write", action="store_true", help=f"write the fitted threshold to {FOLD_FIT} as a candidate")
+    parser.add_argument("--apply", action="store_true", help="with --write: make it the threshold the folder reads")
     args = parser.parse_args()
     pool = items(args.always, args.never, "follow-up") + \
         items(args.after_always, args.after_never, "standalone in a conversation")
@@ -111,8 +112,13 @@ def main() -> int:
     print(json.dumps(report, ensure_ascii=False, indent=1))
     if args.write:
         sets = sorted({p["set"] for p in pool})
+        # Written as the candidate; `topic_nouns` (what the folder reads) moves only with --apply, after the whole
+        # pipeline's out-of-scope refusals in a thread were checked (a fold must not lower them).
+        existing = yaml.safe_load(FOLD_FIT.read_text(encoding="utf-8")) if FOLD_FIT.exists() else {}
         data = {
-            "topic_nouns": final,
+            "topic_nouns": final if args.apply else existing.get("topic_nouns", today),
+            "candidate": final,
+            "decision": existing.get("decision", ""),
             "fitted": dt.date.today().isoformat(),
             "method": "the threshold of ConversationFolder chosen by 5-fold cross-validation stratified by group and "
                       "set, objective MRR@10 of follow-ups and of standalone questions asked after an unrelated "
