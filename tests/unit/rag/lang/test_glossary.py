@@ -52,6 +52,12 @@ def test_a_drivers_licence_is_not_the_transport_industry() -> None:
     assert "운수업" in GLOSSARY.read("Do the hour limits apply to a bus driver?").korean_query
 
 
+def test_a_fee_outside_the_regulations_is_not_a_pension_fee() -> None:
+    # A bare "fee" let an out-of-scope question (a fee the regulations never mention) be answered.
+    assert "수수료" not in GLOSSARY.read("How much is the fee to renew my visa?").korean_query
+    assert "수수료" in GLOSSARY.read("Who pays the management fees?").korean_query
+
+
 def test_a_vietnamese_question_typed_without_diacritics_still_matches() -> None:
     assert "퇴직금" in GLOSSARY.read("lam mot nam co duoc tro cap thoi viec khong").korean_query
 
