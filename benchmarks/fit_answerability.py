@@ -117,11 +117,12 @@ def load_rows(cache: Path) -> list[dict]:
         # A grading without features is the judge's early refusal (no hits, or no word to look for): it scored 0
         # in the pipeline. Read at the features' centers it would score the bias alone (about .64, a hedge).
         r["graded"] = [g for g in r["graded"] if g]
-    for r in rows:  # the judge's `foreign` and `unread` features, for Korean rows recorded before it had them
+    for r in rows:  # the judge's glossary features, for Korean rows recorded before it had them
         for g in r["graded"]:
             g.setdefault("foreign", float(language_of(r) != "ko"))
-            if language_of(r) == "ko":
+            if language_of(r) == "ko":  # a Korean question is read whole, in its own words
                 g.setdefault("unread", 0.0)
+                g.setdefault("topical", 1.0)
     return rows
 
 
@@ -331,6 +332,8 @@ CANDIDATES = {
         "unread"],
     "lexical only (no dense index)": ["coverage", "heading", "missing_top", "story"],
     "coverage and unread": ["coverage", "unread"], "unread alone": ["unread"],
+    "coverage, unread and the topical share": ["coverage", "unread", "topical"],
+    "coverage and the topical share": ["coverage", "topical"],
     "everything recorded": None,
 }
 # Without a dense index (or with another embedder) similarity and agreement are unknown: a blend of the lexical

@@ -58,6 +58,9 @@ class GlossaryMatch(BaseModel):
     # The share of the question's content words (not function words, not numbers) no glossary phrase took: what
     # never reached the Korean search. 0 for a Korean question.
     unread: float = 0.0
+    # The share of them a topical entry took (one that names a workplace matter, not a word asking for a figure
+    # or naming who is involved): an out-of-scope question is often read only through such everyday words.
+    topical: float = 0.0
 
 
 def _fold(text: str, language: str, *, plain: bool = False) -> list[str]:
@@ -110,7 +113,7 @@ class Glossary:
         language = language or detect_language(text)
         if language not in FOREIGN:
             return GlossaryMatch(language=language)
-        words, taken, found = self._match(text, language)
+        words, owners, found = self._match(text, language)
         # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
         # someone told them, which no English or Vietnamese phrase names as precisely.
         named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
@@ -118,27 +121,30 @@ class Glossary:
         korean = list(dict.fromkeys([*named, *(word for entry in entries for word in entry.korean)]))
         topics = tuple(dict.fromkeys(entry.topic for entry in entries if entry.names_topic))
         function_words = self.function_words.get(language, frozenset())
-        content = [took for word, took in zip(words, taken, strict=True)
+        content = [owner for word, owner in zip(words, owners, strict=True)
                    if word not in function_words and not word.isdigit()]
-        unread = sum(1 for took in content if not took) / len(content) if content else 0.0
+        unread = sum(1 for owner in content if owner is None) / len(content) if content else 0.0
+        topical = sum(1 for owner in content if owner is not None and owner.names_topic) / len(content) \
+            if content else 0.0
         return GlossaryMatch(language=language, entries=entries, korean_query=" ".join(korean), topics=topics,
-                             unread=round(unread, 4))
+                             unread=round(unread, 4), topical=round(topical, 4))
 
     def _match(self, text: str, language: Language) \
-            -> tuple[list[str], list[bool], list[tuple[int, GlossaryEntry]]]:
-        """The question's folded words, which of them a phrase took, and (position, entry) per phrase found."""
+            -> tuple[list[str], list[GlossaryEntry | None], list[tuple[int, GlossaryEntry]]]:
+        """The question's folded words, the entry whose phrase took each (None: none did), and (position, entry)
+        per phrase found."""
         plain = language == "vi" and _typed_plain(text)
         words = _fold(text, language, plain=plain)
-        taken = [False] * len(words)
+        owners: list[GlossaryEntry | None] = [None] * len(words)
         found: list[tuple[int, GlossaryEntry]] = []
         for phrase, entry in self._phrases.get((language, plain), []):
             size = len(phrase)
             for start in range(len(words) - size + 1):
-                if words[start:start + size] == list(phrase) and not any(taken[start:start + size]):
-                    taken[start:start + size] = [True] * size
+                if words[start:start + size] == list(phrase) and all(o is None for o in owners[start:start + size]):
+                    owners[start:start + size] = [entry] * size
                     found.append((start, entry))
         found.sort(key=lambda pair: pair[0])
-        return words, taken, found
+        return words, owners, found
 
 
 def load_function_words(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, frozenset[str]]:

@@ -94,3 +94,10 @@ def test_unread_is_the_share_of_content_words_no_phrase_took() -> None:
     assert GLOSSARY.read("Can I use annual leave for a hiking trip?").unread == 0.6
     assert GLOSSARY.read("Which bakery sells the best croissants?").unread == 1.0
     assert GLOSSARY.read("연차 며칠이야?").unread == 0.0
+
+
+def test_the_topical_share_counts_only_words_a_topical_entry_took() -> None:
+    # Content words: "day" (of "how many days", which asks for a figure), "annual leave" (a matter), "hiking".
+    read = GLOSSARY.read("How many days of annual leave for hiking?")
+    assert (read.topical, read.unread) == (0.5, 0.25)
+    assert GLOSSARY.read("Which bakery sells the best croissants?").topical == 0.0
