@@ -143,7 +143,7 @@ async def main_async(args: argparse.Namespace) -> int:
     def use(entries: list[GlossaryEntry]) -> None:
         """Swap the entries of the one glossary every stage holds; the analyzer's per-question cache goes too."""
         fresh = Glossary(entries)
-        fresh.function_words = shared.function_words
+        fresh.function_words, fresh.followup = shared.function_words, shared.followup
         shared.__dict__.update(fresh.__dict__)
         analyzer._cache.clear()
 

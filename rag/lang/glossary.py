@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.lang.detect import FOREIGN, Language, detect_language
+from rag.lang.smalltalk import foreign_smalltalk_kind
 
 DEFAULT_GLOSSARY = Path(__file__).resolve().parent.parent / "data" / "glossary.yaml"
 DEFAULT_FUNCTION_WORDS = Path(__file__).resolve().parent.parent / "data" / "function_words.yaml"
@@ -85,12 +86,24 @@ def _typed_plain(text: str) -> bool:
     return "đ" not in text.lower() and not any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))
 
 
+class FollowupCues(BaseModel):
+    """How a question in one language continues the conversation (`followup` in function_words.yaml), each phrase
+    as folded words."""
+
+    model_config = ConfigDict(frozen=True)
+
+    acknowledgements: tuple[tuple[str, ...], ...] = ()
+    openers: tuple[tuple[str, ...], ...] = ()
+    pointers: frozenset[str] = frozenset()
+
+
 class Glossary:
     """Matches a question's phrases against the glossary, longest phrase first, and builds its Korean query."""
 
-    def __init__(self, entries: Iterable[GlossaryEntry], function_words: dict[str, frozenset[str]] | None = None) \
-            -> None:
+    def __init__(self, entries: Iterable[GlossaryEntry], function_words: dict[str, frozenset[str]] | None = None,
+                 followup: dict[str, FollowupCues] | None = None) -> None:
         self.entries = tuple(entries)
+        self.followup = dict(followup or {})
         # Per language, folded as questions are (both as written and stripped of marks, for Vietnamese).
         self.function_words = {language: frozenset(w for word in words for plain in (False, True)
                                                    for w in _fold(word, language, plain=plain))
@@ -129,6 +142,24 @@ class Glossary:
         return GlossaryMatch(language=language, entries=entries, korean_query=" ".join(korean), topics=topics,
                              unread=round(unread, 4), topical=round(topical, 4))
 
+    def leans_on_history(self, text: str) -> bool | None:
+        """Whether an English or Vietnamese question continues the conversation: it opens with an opener ("And
+        if …"), or with an acknowledgement and more words ("ok thanks. after I …"), or names a pointer ("it",
+        "that") where a topic would be (at most one topical entry read). None for a Korean question."""
+        language = detect_language(text)
+        if language not in FOREIGN:
+            return None
+        cues = self.followup.get(language, FollowupCues())
+        words = _fold(text, language)
+        rest = words
+        while (said := next((a for a in cues.acknowledgements if tuple(rest[:len(a)]) == a), None)) is not None:
+            rest = rest[len(said):]
+        if not rest or foreign_smalltalk_kind(" ".join(rest)):  # "Thanks!", "ok, see you": small talk
+            return False
+        if len(rest) < len(words) or any(tuple(rest[:len(o)]) == o for o in cues.openers):
+            return True
+        return any(w in cues.pointers for w in rest) and len(self.read(text, language).topics) <= 1
+
     def _match(self, text: str, language: Language) \
             -> tuple[list[str], list[GlossaryEntry | None], list[tuple[int, GlossaryEntry]]]:
         """The question's folded words, the entry whose phrase took each (None: none did), and (position, entry)
@@ -154,6 +185,22 @@ def load_function_words(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, frozen
     return {language: frozenset(_strings(data[language]["words"])) for language in FOREIGN if language in data}
 
 
+def load_followup_cues(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, FollowupCues]:
+    """The follow-up cues of each foreign language (the `followup` section beside its function words)."""
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    cues = {}
+    for language in FOREIGN:
+        section = (data.get(language) or {}).get("followup") or {}
+
+        def phrases(key: str, lang: str = language, section: dict = section) -> tuple[tuple[str, ...], ...]:
+            return tuple(words for p in _strings(section.get(key) or []) if (words := tuple(_fold(p, lang))))
+
+        cues[language] = FollowupCues(acknowledgements=phrases("acknowledgements"), openers=phrases("openers"),
+                                      pointers=frozenset(w for p in phrases("pointers") for w in p))
+    return cues
+
+
 def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = (),
                   function_words: Path = DEFAULT_FUNCTION_WORDS) -> Glossary:
     """The package's glossary plus a deployment's files in the same format (each `{en: [...], vi: [...]}`)."""
@@ -174,7 +221,7 @@ def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = (),
                 except (KeyError, TypeError, ValueError) as error:
                     raise ValueError(f"{source.name}: {language} entry {number} needs terms, ko and examples "
                                      f"({error})") from None
-    return Glossary(entries, load_function_words(function_words))
+    return Glossary(entries, load_function_words(function_words), load_followup_cues(function_words))
 
 
 def _strings(value: object) -> tuple[str, ...]:

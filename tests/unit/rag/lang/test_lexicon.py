@@ -79,3 +79,7 @@ def test_the_vocabularys_glossary_keeps_the_function_words():
     glossary = Vocabulary.load(Lexicon(None)).glossary
 
     assert glossary.read("What can I do?").unread == 0.0  # every word a function word: nothing left unread
+
+
+def test_the_vocabularys_glossary_keeps_the_follow_up_cues():
+    assert Vocabulary.load(Lexicon(None)).glossary.leans_on_history("And if he says no?")
