@@ -51,8 +51,8 @@ SHARED = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared"
 # foreign held-out sets, each scored once).
 POOL = [SHARED / "dev.jsonl", SHARED / "real-dev.jsonl", REPO / "eval" / "heldout.jsonl",
         *(REPO / "eval" / f"heldout-{n}.jsonl" for n in range(2, 13)), REPO / "eval" / "chatty-dev.jsonl",
-        REPO / "eval" / "foreign-dev.jsonl", REPO / "eval" / "heldout-foreign-1.jsonl",
-        REPO / "eval" / "heldout-foreign-2.jsonl"]
+        *(REPO / "eval" / name for name in ("foreign-dev.jsonl", "heldout-foreign-1.jsonl", "heldout-foreign-2.jsonl",
+                                            "heldout-foreign-3.jsonl", "heldout-foreign-4.jsonl"))]
 FIT_FILE = REPO / "rag" / "data" / "answerability_fit.yaml"
 FOLDS = 5
 MAX_REFUSED = 0.04  # answerable refused on the training folds: the target is ≤ 5 % held out, so a point of margin
@@ -117,11 +117,12 @@ def load_rows(cache: Path) -> list[dict]:
         # A grading without features is the judge's early refusal (no hits, or no word to look for): it scored 0
         # in the pipeline. Read at the features' centers it would score the bias alone (about .64, a hedge).
         r["graded"] = [g for g in r["graded"] if g]
-    for r in rows:  # the judge's `foreign` and `unread` features, for Korean rows recorded before it had them
+    for r in rows:  # the judge's glossary features, for Korean rows recorded before it had them
         for g in r["graded"]:
             g.setdefault("foreign", float(language_of(r) != "ko"))
-            if language_of(r) == "ko":
+            if language_of(r) == "ko":  # a Korean question is read whole, in its own words
                 g.setdefault("unread", 0.0)
+                g.setdefault("topical", 1.0)
     return rows
 
 
@@ -331,6 +332,8 @@ CANDIDATES = {
         "unread"],
     "lexical only (no dense index)": ["coverage", "heading", "missing_top", "story"],
     "coverage and unread": ["coverage", "unread"], "unread alone": ["unread"],
+    "coverage, unread and the topical share": ["coverage", "unread", "topical"],
+    "coverage and the topical share": ["coverage", "topical"],
     "everything recorded": None,
 }
 # Without a dense index (or with another embedder) similarity and agreement are unknown: a blend of the lexical
@@ -338,12 +341,13 @@ CANDIDATES = {
 FALLBACK = "lexical only (no dense index)"
 FEATURES = "legal core"  # the best held-out figures of `compare` on the pool (2026-11-28), with the fewest signals
 # English and Vietnamese questions get their own blend (FOREIGN_CALIBRATION); Korean questions keep the Korean
-# blend, so Korean answers stay as they were. The eight-signal foreign blend (the language, the unread share and the
-# legal-core signals) did not beat this simpler rule held out (2026-11-29, benchmarks/fit_answerability_foreign.py,
-# 180 answerable and 21 out-of-scope foreign rows): both refused .083 of the answerable questions (those the
-# glossary cannot read) and .81 of the out-of-scope ones, and the blend only added hedges (.039 of the answerable
-# ones, one out of scope).
-FOREIGN_FEATURES = "coverage and unread"
+# blend, so Korean answers stay as they were. On the five foreign tuning sets (2026-11-29, with the glossary's
+# function words in the app and English follow-ups folded; benchmarks/fit_answerability_foreign.py, 279 answerable
+# and 36 out-of-scope foreign rows, held out) the legal-core signals with the foreign thresholds refused .78 of the
+# out-of-scope questions (coverage and unread: .69) with .079 of the answerable ones refused and .014 hedged: the
+# lowest cost of the options under COSTS. The glossary's topical share (what a topical entry read) added nothing
+# held out, in any blend, but hedges; the eight-signal blend refused .83 out of scope but hedged .10.
+FOREIGN_FEATURES = "legal core"
 
 
 def compare(cache: Path) -> dict:

@@ -45,6 +45,10 @@ OPTIONS = {
     f"{FOREIGN_FEATURES}, thresholds from the foreign rows (written by fit)": (FOREIGN_FEATURES,
                                                                               FOREIGN_CALIBRATION),
     "unread alone, thresholds from the foreign rows": ("unread alone", FOREIGN_CALIBRATION),
+    "coverage, unread and the topical share, thresholds from the foreign rows": (
+        "coverage, unread and the topical share", FOREIGN_CALIBRATION),
+    "coverage and the topical share, thresholds from the foreign rows": ("coverage and the topical share",
+                                                                         FOREIGN_CALIBRATION),
 }
 
 

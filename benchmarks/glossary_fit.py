@@ -22,10 +22,13 @@ figure is better and none worse, hurts when one is worse and none better; otherw
 apart) it is neutral.
 
     REGBOT_DATA_DIR=… REGBOT_LLM=offline .venv/bin/python benchmarks/glossary_fit.py [--apply] [--out FILE]
-        [--since REF]
+        [--since REF | --bare]
 
 `--apply` rewrites the YAML line of each entry that goes (back to its first form, or removed); then the items
 any such entry read are re-run together and the per-set figures before / after are printed.
+`--bare` judges instead each one-word term that reads an out-of-scope item (alone or in a thread), taken out of
+its entry alone (the entry's phrases stay): the word goes when, with it, the pool refuses fewer out-of-scope
+questions, or when it hurts the pool; `--apply` then takes those words out.
 `--since REF` judges only the entries added after REF (the others stay as they are), and adds what they move
 held out per set: for each set, the new entries the rule keeps when judged on the other sets alone, and that
 set's figures with those (`held_out_by_set`, against the glossary of REF's entries and the pool rule's choice).
@@ -49,7 +52,8 @@ sys.path.insert(0, str(REPO))
 import yaml  # noqa: E402
 
 GLOSSARY_FILE = "rag/data/glossary.yaml"
-SETS = ("foreign-dev", "heldout-foreign-1", "heldout-foreign-2", "heldout-foreign-3")
+SETS = ("foreign-dev", "heldout-foreign-1", "heldout-foreign-2", "heldout-foreign-3", "heldout-foreign-4",
+        "foreign-thread-oos")
 FIRST = "2cb658b"  # the glossary as first written, before foreign-dev and before heldout-foreign-1 was read
 # Commits that added words chosen from a set's misses → that set. The later two name "the pooled tuning sets'
 # misses"; foreign-dev, which they were checked against, did not choose them (docs/languages.md).
@@ -143,7 +147,7 @@ async def main_async(args: argparse.Namespace) -> int:
     def use(entries: list[GlossaryEntry]) -> None:
         """Swap the entries of the one glossary every stage holds; the analyzer's per-question cache goes too."""
         fresh = Glossary(entries)
-        fresh.function_words = shared.function_words
+        fresh.function_words, fresh.followup = shared.function_words, shared.followup
         shared.__dict__.update(fresh.__dict__)
         analyzer._cache.clear()
 
@@ -162,6 +166,8 @@ async def main_async(args: argparse.Namespace) -> int:
                 for entry in shared.read(turn.content).entries:
                     reads[entry].add(index)
     path = REPO / GLOSSARY_FILE
+    if args.bare:
+        return await bare_words(path, shared, full, items, gold, base, use, score, apply=args.apply)
     current = entry_lines(path.read_text(encoding="utf-8"))
     origin = provenance(current)
     by_key = {(e.language, e.terms, e.korean): e for e in full}
@@ -205,9 +211,9 @@ async def main_async(args: argparse.Namespace) -> int:
                         "gains": {n: [round(delta[n][i], 6) for i in FIGURES] for n in SETS},
                         "reverts_to_first_form": bool(info["first"]), "pool": pool, "rest": rest,
                         "reads": {n: delta[n][3] for n in SETS},
-                        "delta_hit5": {n: round(delta[n][0] / gold[n], 4) for n in SETS},
-                        "delta_mrr": {n: round(delta[n][1] / gold[n], 4) for n in SETS},
-                        "delta_answered": {n: round(delta[n][2] / gold[n], 4) for n in SETS}})
+                        "delta_hit5": {n: round(delta[n][0] / (gold[n] or 1), 4) for n in SETS},
+                        "delta_mrr": {n: round(delta[n][1] / (gold[n] or 1), 4) for n in SETS},
+                        "delta_answered": {n: round(delta[n][2] / (gold[n] or 1), 4) for n in SETS}})
         print(json.dumps(results[-1], ensure_ascii=False), file=sys.stderr, flush=True)
     summary = {"entries": len(results), "general": sum(1 for r in results if not r["sets"]),
                "tuned": sum(1 for r in results if r["sets"]),
@@ -252,6 +258,87 @@ async def held_out(results, full, old, by_key, items, gold, base, use, score, re
     return out
 
 
+async def bare_words(path, shared, full, items, gold, base, use, score, *, apply: bool) -> int:
+    """`--bare`: each one-word term that reads an out-of-scope item of the pool, taken out of its entry alone (its
+    phrases stay; an entry of that one term goes). The word goes when it lowers the pool's out-of-scope refusals
+    (DESIGN: expansion must not lower them) or hurts the pool."""
+    from rag.lang.glossary import GlossaryEntry, _fold
+
+    reads: dict[tuple[GlossaryEntry, str], set[int]] = defaultdict(set)
+    for index, (_, item) in enumerate(items):
+        for turn in item.turns:
+            if turn.role.value != "user":
+                continue
+            read = shared.read(turn.content)
+            if read.language not in ("en", "vi"):
+                continue
+            words, owners, _ = shared._match(turn.content, read.language)
+            for entry in read.entries:
+                taken = {w for w, owner in zip(words, owners, strict=True) if owner is entry}
+                for term in entry.terms:
+                    folded = _fold(term, entry.language)
+                    if len(folded) == 1 and folded[0] in taken:
+                        reads[(entry, term)].add(index)
+    candidates = [key for key, chosen in reads.items() if any(out_of_scope(items[i][1]) for i in chosen)]
+    results, going = [], []
+    for entry, term in candidates:
+        rest = tuple(t for t in entry.terms if t != term)
+        without = [e for e in full if e is not entry]
+        if rest:
+            without.insert(full.index(entry), entry.model_copy(update={"terms": rest}))
+        use(without)
+        rows = await score(sorted(reads[(entry, term)]))
+        use(full)
+        delta = {name: [0.0, 0.0, 0.0, 0, 0.0] for name in SETS}
+        for index, (hit5, mrr, refused) in rows.items():
+            name, item = items[index]
+            if item.gold:
+                delta[name][0] += base[index][0] - hit5
+                delta[name][1] += base[index][1] - mrr
+                delta[name][2] += float(refused) - float(base[index][2])
+                delta[name][3] += 1
+            elif out_of_scope(item):
+                delta[name][4] += float(base[index][2]) - float(refused)
+        gains = [sum(delta[n][i] for n in SETS) for i in FIGURES]
+        goes = gains[3] < 0 or sign(*gains) < 0
+        row = {"language": entry.language, "term": term, "entry": entry.terms[:3], "goes": goes,
+               "pool": {"hit5": gains[0], "mrr": round(gains[1], 4), "answered": gains[2], "oos_refused": gains[3]},
+               "reads": {n: delta[n][3] for n in SETS}}
+        results.append(row)
+        print(json.dumps(row, ensure_ascii=False), file=sys.stderr, flush=True)
+        if goes:
+            going.append((entry, term))
+    summary: dict = {"candidates": len(results), "going": [r for r in results if r["goes"]],
+                     "before": figures(base, items, gold)}
+    if apply and going:
+        text = path.read_text(encoding="utf-8")
+        for entry in dict.fromkeys(entry for entry, _ in going):
+            text = _drop_terms(text, entry, {term for e, term in going if e is entry})
+        path.write_text(text, encoding="utf-8")
+        from rag.lang.glossary import load_glossary
+
+        use(list(load_glossary(path).entries))
+        touched = sorted(set().union(*(reads[key] for key in going)))
+        summary["after"] = figures(dict(base) | await score(touched), items, gold)
+    print(json.dumps(summary, ensure_ascii=False, indent=1))
+    return 0
+
+
+def _drop_terms(text: str, entry, terms: set[str]) -> str:
+    """The glossary file with `terms` taken out of `entry`'s line (the line goes when no term is left)."""
+    lines = text.splitlines(keepends=True)
+    for number, key, line in entry_lines(text):
+        if key[0] == entry.language and key[1] == entry.terms:
+            rest = [t for t in key[1] if t not in terms]
+            if not rest:
+                del lines[number]
+            else:
+                start, end = line.index("terms: [") + len("terms: ["), line.index("], ko:")
+                lines[number] = line[:start] + ", ".join(rest) + line[end:] + "\n"
+            return "".join(lines)
+    raise ValueError(f"no line for {entry.terms}")
+
+
 def out_of_scope(item) -> bool:
     return not item.gold and "out_of_scope" in item.type
 
@@ -261,9 +348,10 @@ def figures(scores: dict, items: list, gold: dict) -> dict:
     for name in SETS:
         rows = [scores[i] for i, (n, item) in enumerate(items) if n == name and item.gold]
         outside = [scores[i] for i, (n, item) in enumerate(items) if n == name and out_of_scope(item)]
-        out[name] = {"hit@5": round(sum(r[0] for r in rows) / gold[name], 4),
-                     "mrr@10": round(sum(r[1] for r in rows) / gold[name], 4),
-                     "answerable_refused": round(sum(r[2] for r in rows) / gold[name], 4),
+        answerable = gold[name] or 1  # a set of out-of-scope questions only has no answerable figures
+        out[name] = {"hit@5": round(sum(r[0] for r in rows) / answerable, 4),
+                     "mrr@10": round(sum(r[1] for r in rows) / answerable, 4),
+                     "answerable_refused": round(sum(r[2] for r in rows) / answerable, 4),
                      "out_of_scope_refused": f"{sum(r[2] for r in outside)} of {len(outside)}"}
     return out
 
@@ -299,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--apply", action="store_true", help="rewrite the YAML lines of the entries that go")
     parser.add_argument("--out", type=Path, help="also write every entry's row as JSON")
     parser.add_argument("--since", help="judge only the entries added after this commit; adds held_out_by_set")
+    parser.add_argument("--bare", action="store_true",
+                        help="judge the one-word terms that read an out-of-scope item, each taken out alone")
     return asyncio.run(main_async(parser.parse_args(argv)))
 
 

@@ -139,7 +139,7 @@ def build_components(settings: Settings, *, embedder: Embedder | None = None,
         cache = SemanticAnswerCache(cache_backend, index_version=store.identity,
                                     embedder=dense_index.embedder if dense_index else None,
                                     threshold=settings.cache_threshold, ttl_s=settings.cache_ttl_s)
-    folder = ConversationFolder(tokenizer, max_turns=settings.history_turns)
+    folder = ConversationFolder(tokenizer, max_turns=settings.history_turns, glossary=analyzer.glossary)
     changes = ChangeLog(store)
     amendments = AmendmentNotes(changes, clock=clock, recent_days=settings.recent_change_days,
                                 promote=partial(_promote_and_reload, store, dense_index, corpus))

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag.lang.detect import FOREIGN, Language, detect_language
+from rag.lang.smalltalk import foreign_smalltalk_kind
 
 DEFAULT_GLOSSARY = Path(__file__).resolve().parent.parent / "data" / "glossary.yaml"
 DEFAULT_FUNCTION_WORDS = Path(__file__).resolve().parent.parent / "data" / "function_words.yaml"
@@ -58,6 +59,9 @@ class GlossaryMatch(BaseModel):
     # The share of the question's content words (not function words, not numbers) no glossary phrase took: what
     # never reached the Korean search. 0 for a Korean question.
     unread: float = 0.0
+    # The share of them a topical entry took (one that names a workplace matter, not a word asking for a figure
+    # or naming who is involved): an out-of-scope question is often read only through such everyday words.
+    topical: float = 0.0
 
 
 def _fold(text: str, language: str, *, plain: bool = False) -> list[str]:
@@ -82,12 +86,24 @@ def _typed_plain(text: str) -> bool:
     return "đ" not in text.lower() and not any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))
 
 
+class FollowupCues(BaseModel):
+    """How a question in one language continues the conversation (`followup` in function_words.yaml), each phrase
+    as folded words."""
+
+    model_config = ConfigDict(frozen=True)
+
+    acknowledgements: tuple[tuple[str, ...], ...] = ()
+    openers: tuple[tuple[str, ...], ...] = ()
+    pointers: frozenset[str] = frozenset()
+
+
 class Glossary:
     """Matches a question's phrases against the glossary, longest phrase first, and builds its Korean query."""
 
-    def __init__(self, entries: Iterable[GlossaryEntry], function_words: dict[str, frozenset[str]] | None = None) \
-            -> None:
+    def __init__(self, entries: Iterable[GlossaryEntry], function_words: dict[str, frozenset[str]] | None = None,
+                 followup: dict[str, FollowupCues] | None = None) -> None:
         self.entries = tuple(entries)
+        self.followup = dict(followup or {})
         # Per language, folded as questions are (both as written and stripped of marks, for Vietnamese).
         self.function_words = {language: frozenset(w for word in words for plain in (False, True)
                                                    for w in _fold(word, language, plain=plain))
@@ -110,7 +126,7 @@ class Glossary:
         language = language or detect_language(text)
         if language not in FOREIGN:
             return GlossaryMatch(language=language)
-        words, taken, found = self._match(text, language)
+        words, owners, found = self._match(text, language)
         # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
         # someone told them, which no English or Vietnamese phrase names as precisely.
         named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
@@ -118,27 +134,48 @@ class Glossary:
         korean = list(dict.fromkeys([*named, *(word for entry in entries for word in entry.korean)]))
         topics = tuple(dict.fromkeys(entry.topic for entry in entries if entry.names_topic))
         function_words = self.function_words.get(language, frozenset())
-        content = [took for word, took in zip(words, taken, strict=True)
+        content = [owner for word, owner in zip(words, owners, strict=True)
                    if word not in function_words and not word.isdigit()]
-        unread = sum(1 for took in content if not took) / len(content) if content else 0.0
+        unread = sum(1 for owner in content if owner is None) / len(content) if content else 0.0
+        topical = sum(1 for owner in content if owner is not None and owner.names_topic) / len(content) \
+            if content else 0.0
         return GlossaryMatch(language=language, entries=entries, korean_query=" ".join(korean), topics=topics,
-                             unread=round(unread, 4))
+                             unread=round(unread, 4), topical=round(topical, 4))
+
+    def leans_on_history(self, text: str) -> bool | None:
+        """Whether an English or Vietnamese question continues the conversation: it opens with an opener ("And
+        if …"), or with an acknowledgement and more words ("ok thanks. after I …"), or names a pointer ("it",
+        "that") where a topic would be (at most one topical entry read). None for a Korean question."""
+        language = detect_language(text)
+        if language not in FOREIGN:
+            return None
+        cues = self.followup.get(language, FollowupCues())
+        words = _fold(text, language)
+        rest = words
+        while (said := next((a for a in cues.acknowledgements if tuple(rest[:len(a)]) == a), None)) is not None:
+            rest = rest[len(said):]
+        if not rest or foreign_smalltalk_kind(" ".join(rest)):  # "Thanks!", "ok, see you": small talk
+            return False
+        if len(rest) < len(words) or any(tuple(rest[:len(o)]) == o for o in cues.openers):
+            return True
+        return any(w in cues.pointers for w in rest) and len(self.read(text, language).topics) <= 1
 
     def _match(self, text: str, language: Language) \
-            -> tuple[list[str], list[bool], list[tuple[int, GlossaryEntry]]]:
-        """The question's folded words, which of them a phrase took, and (position, entry) per phrase found."""
+            -> tuple[list[str], list[GlossaryEntry | None], list[tuple[int, GlossaryEntry]]]:
+        """The question's folded words, the entry whose phrase took each (None: none did), and (position, entry)
+        per phrase found."""
         plain = language == "vi" and _typed_plain(text)
         words = _fold(text, language, plain=plain)
-        taken = [False] * len(words)
+        owners: list[GlossaryEntry | None] = [None] * len(words)
         found: list[tuple[int, GlossaryEntry]] = []
         for phrase, entry in self._phrases.get((language, plain), []):
             size = len(phrase)
             for start in range(len(words) - size + 1):
-                if words[start:start + size] == list(phrase) and not any(taken[start:start + size]):
-                    taken[start:start + size] = [True] * size
+                if words[start:start + size] == list(phrase) and all(o is None for o in owners[start:start + size]):
+                    owners[start:start + size] = [entry] * size
                     found.append((start, entry))
         found.sort(key=lambda pair: pair[0])
-        return words, taken, found
+        return words, owners, found
 
 
 def load_function_words(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, frozenset[str]]:
@@ -146,6 +183,22 @@ def load_function_words(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, frozen
     with path.open(encoding="utf-8") as handle:
         data = yaml.safe_load(handle) or {}
     return {language: frozenset(_strings(data[language]["words"])) for language in FOREIGN if language in data}
+
+
+def load_followup_cues(path: Path = DEFAULT_FUNCTION_WORDS) -> dict[str, FollowupCues]:
+    """The follow-up cues of each foreign language (the `followup` section beside its function words)."""
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    cues = {}
+    for language in FOREIGN:
+        section = (data.get(language) or {}).get("followup") or {}
+
+        def phrases(key: str, lang: str = language, section: dict = section) -> tuple[tuple[str, ...], ...]:
+            return tuple(words for p in _strings(section.get(key) or []) if (words := tuple(_fold(p, lang))))
+
+        cues[language] = FollowupCues(acknowledgements=phrases("acknowledgements"), openers=phrases("openers"),
+                                      pointers=frozenset(w for p in phrases("pointers") for w in p))
+    return cues
 
 
 def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = (),
@@ -168,7 +221,7 @@ def load_glossary(path: Path = DEFAULT_GLOSSARY, *, extra: Sequence[Path] = (),
                 except (KeyError, TypeError, ValueError) as error:
                     raise ValueError(f"{source.name}: {language} entry {number} needs terms, ko and examples "
                                      f"({error})") from None
-    return Glossary(entries, load_function_words(function_words))
+    return Glossary(entries, load_function_words(function_words), load_followup_cues(function_words))
 
 
 def _strings(value: object) -> tuple[str, ...]:

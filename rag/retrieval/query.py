@@ -302,7 +302,8 @@ class ConversationFolder:
     rewrite replaces it where one is configured."""
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, max_turns: int = 1, max_chars: int = 300,
-                 include_reply: bool = True, cues: HistoryCues | None = None, topic_nouns: int | None = None) -> None:
+                 include_reply: bool = True, cues: HistoryCues | None = None, topic_nouns: int | None = None,
+                 glossary: Glossary | None = None) -> None:
         if max_turns < 1 or max_chars < 1:
             raise ValueError("max_turns and max_chars must be positive")
         self.tokenizer = tokenizer
@@ -312,9 +313,15 @@ class ConversationFolder:
         self.max_turns = max_turns
         self.max_chars = max_chars
         self.include_reply = include_reply
+        # English and Vietnamese questions: the language home's follow-up cues decide (Kiwi reads every Latin word
+        # as a topic noun, so the Korean rule below never folds them).
+        self.glossary = glossary
 
     def leans_on_history(self, question: str) -> bool:
         text = normalize_text(question).strip()
+        foreign = self.glossary.leans_on_history(text) if self.glossary is not None else None
+        if foreign is not None:
+            return foreign
         if self.points_back(text):
             return True
         if self.tokenizer is None:

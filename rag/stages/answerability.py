@@ -204,10 +204,10 @@ class AnswerabilityJudge:
         return self.fit
 
     def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
-        # Fitted features of an English or Vietnamese question: the language itself, and the share of its content
-        # words the glossary could not read (an out-of-scope question keeps nearly all of them unread).
+        # Fitted features of an English or Vietnamese question: the language itself, and what the glossary read
+        # of it (an out-of-scope question keeps nearly all of its words unread, or is read by everyday words only).
         foreign = detect_language(question) in FOREIGN
-        unread = self.unread(question) if foreign else 0.0
+        read = self.glossary_read(question) if foreign else {"unread": 0.0, "topical": 1.0}  # Korean: all its own
         question = self.korean_core(question)
         core, story = self.core(question)
         concepts = self.concepts(core)
@@ -251,8 +251,7 @@ class AnswerabilityJudge:
             "coverage": coverage, "missing_top": missing_top, "coverage_all": coverage_all, "story": story_found,
             "story_share": sum(c.weight for c in told) / total, "heading": heading, "heading_all": heading_all,
             "agreement": agreement, "document_agreement": same_document, "similarity": similarity,
-            "similarity_core": similarity_core, **self.rank_signals(hits), "foreign": float(foreign),
-            "unread": unread,
+            "similarity_core": similarity_core, **self.rank_signals(hits), "foreign": float(foreign), **read,
         }
         features = {k: None if v is None else round(v, 4) for k, v in features.items()}
         blend = self.blend(features)
@@ -300,10 +299,11 @@ class AnswerabilityJudge:
         read = glossary.read(question)
         return read.korean_query or ("" if read.language in FOREIGN else question)
 
-    def unread(self, question: str) -> float:
-        """The share of a foreign question's content words the glossary could not read (rag/lang)."""
+    def glossary_read(self, question: str) -> dict[str, float]:
+        """Shares of a foreign question's content words the glossary could not read and a topical entry read."""
         glossary = self.analyzer.glossary if self.analyzer is not None else None
-        return glossary.read(question).unread if glossary is not None else 0.0
+        read = glossary.read(question) if glossary is not None else None
+        return {"unread": read.unread, "topical": read.topical} if read else {"unread": 0.0, "topical": 0.0}
 
     def similarity(self, question: str, hits: Sequence[Hit]) -> float | None:
         """The highest cosine between the question and the first `similarity_depth` hits' stored vectors (the

@@ -62,7 +62,7 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     """
     config = config or StagesConfig()
     window = HistoryWindow(messages=config.history_messages, chars=config.history_chars)
-    enhancer = OfflineQueryEnhancer(folder or ConversationFolder(tokenizer), window=window)
+    enhancer = OfflineQueryEnhancer(folder or ConversationFolder(tokenizer, glossary=analyzer.glossary), window=window)
     understander = OfflineQueryUnderstander(enhancer=enhancer,
                                             router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus,
                                                                       changes=changes),

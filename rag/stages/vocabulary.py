@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from rag.knowledge.store import ChunkStore
-from rag.lang.glossary import Glossary, load_glossary
+from rag.lang.glossary import Glossary, load_followup_cues, load_function_words, load_glossary
 from rag.lang.lexicon import Lexicon, words_of
 from rag.retrieval.names import load_aliases
 from rag.retrieval.query import Intent, load_audiences, load_intents, load_synonyms
@@ -38,7 +38,11 @@ class Vocabulary:
         """Every table from the package's file and `lexicon`'s extensions; a bad file is a `LexiconError`."""
         synonyms = lexicon.load_list_mapping("synonyms", load_synonyms)
         aliases = lexicon.load_mapping("aliases", load_aliases)
-        glossary = Glossary(e for g in lexicon.read("glossary", load_glossary) for e in g.entries)
+        # The package's function words and follow-up cues stay with the merged entries: without them every "how"
+        # and "many" counts as a word the glossary could not read (the judge's `unread`), and no English follow-up
+        # is ever folded.
+        glossary = Glossary((e for g in lexicon.read("glossary", load_glossary) for e in g.entries),
+                            load_function_words(), load_followup_cues())
         intents = lexicon.load_list("intents", load_intents)
         words = frozenset(words_of([*synonyms, *(t for ts in synonyms.values() for t in ts), *aliases,
                                     *aliases.values(), *(k for e in glossary.entries for k in e.korean),

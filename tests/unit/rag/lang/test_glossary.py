@@ -94,3 +94,25 @@ def test_unread_is_the_share_of_content_words_no_phrase_took() -> None:
     assert GLOSSARY.read("Can I use annual leave for a hiking trip?").unread == 0.6
     assert GLOSSARY.read("Which bakery sells the best croissants?").unread == 1.0
     assert GLOSSARY.read("연차 며칠이야?").unread == 0.0
+
+
+def test_the_topical_share_counts_only_words_a_topical_entry_took() -> None:
+    # Content words: "day" (of "how many days", which asks for a figure), "annual leave" (a matter), "hiking".
+    read = GLOSSARY.read("How many days of annual leave for hiking?")
+    assert (read.topical, read.unread) == (0.5, 0.25)
+    assert GLOSSARY.read("Which bakery sells the best croissants?").topical == 0.0
+
+
+@pytest.mark.parametrize("language", ["en", "vi"])
+def test_follow_up_cues_fold_their_examples_and_never_their_standalone_questions(language: str) -> None:
+    import yaml
+
+    from rag.lang.glossary import DEFAULT_FUNCTION_WORDS
+
+    section = yaml.safe_load(DEFAULT_FUNCTION_WORDS.read_text(encoding="utf-8"))[language]["followup"]
+    assert [GLOSSARY.leans_on_history(q) for q in section["examples"]] == [True] * len(section["examples"])
+    assert [GLOSSARY.leans_on_history(q) for q in section["standalone"]] == [False] * len(section["standalone"])
+
+
+def test_a_korean_question_is_left_to_the_korean_follow_up_rule() -> None:
+    assert GLOSSARY.leans_on_history("그럼 파트타이머는?") is None

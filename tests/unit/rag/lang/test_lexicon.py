@@ -73,3 +73,13 @@ def test_the_words_neither_the_index_nor_the_vocabulary_knows():
     known = KnownWords(["주차", "요금"], Vocabulary.load(Lexicon(None)))
 
     assert known.unknown([("주차장", "요금"), ("주차장", "셔틀"), ("야근",)]) == [("주차장", 2), ("셔틀", 1)]
+
+
+def test_the_vocabularys_glossary_keeps_the_function_words():
+    glossary = Vocabulary.load(Lexicon(None)).glossary
+
+    assert glossary.read("What can I do?").unread == 0.0  # every word a function word: nothing left unread
+
+
+def test_the_vocabularys_glossary_keeps_the_follow_up_cues():
+    assert Vocabulary.load(Lexicon(None)).glossary.leans_on_history("And if he says no?")

@@ -2,6 +2,7 @@ import unicodedata
 
 import pytest
 
+from rag.lang import load_glossary
 from rag.models import Message, Role
 from rag.retrieval.query import (
     ConversationFolder,
@@ -143,6 +144,20 @@ def test_a_question_naming_few_topic_nouns_borrows_the_conversation_subject(kiwi
 
 def test_the_fold_threshold_is_the_fitted_one(kiwi_tokenizer):
     assert ConversationFolder(kiwi_tokenizer).topic_nouns == load_fold_fit()
+
+
+@pytest.mark.parametrize("question", ["And if my boss says no?", "ok thanks. can my wife take some days too?",
+                                      "Does it count for part-timers?"])
+def test_an_english_follow_up_is_folded_by_the_glossarys_cues(kiwi_tokenizer, question):
+    history = [user("How long is maternity leave?"), bot("근로기준법 제74조: 90일")]
+    folded = ConversationFolder(kiwi_tokenizer, glossary=load_glossary()).fold(question, history)
+    assert folded.previous_question == "How long is maternity leave?"
+
+
+@pytest.mark.parametrize("question", ["Which train goes to Busan?", "Thanks!"])
+def test_a_standalone_english_message_after_an_exchange_is_not_folded(kiwi_tokenizer, question):
+    history = [user("How long is maternity leave?"), bot("근로기준법 제74조: 90일")]
+    assert not ConversationFolder(kiwi_tokenizer, glossary=load_glossary()).fold(question, history).used_history
 
 
 class TestIntentTable:
