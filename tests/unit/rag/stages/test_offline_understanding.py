@@ -41,6 +41,7 @@ class TestOfflineQueryRouter:
         ("이 챗봇은 누가 만들었어? 무슨 자료로 답하는 거야?", "identity"),
         ("어떻게 써?", "usage"),
         ("다음에 또 물어볼게", "goodbye"),
+        ("오늘도 수고 많으세요~", "goodbye"),  # spaced as people type it: 수고 많다 is 수고많다
         ("너 몇 살이야?", "identity"),
         ("너 어떤 규정 알고 있어?", "capability"),
         ("어떤 규정들이 등록돼 있어?", "capability"),
