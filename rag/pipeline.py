@@ -30,10 +30,10 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.search_state import SearchState
-from rag.stages.answerability import refusal_message, related_chunks
 from rag.stages.contracts import DraftAnswer, GenerationInput, GradeResult, QueryUnderstanding, VerificationResult
 from rag.stages.factory import PipelineStages
 from rag.stages.followups import about_articles
+from rag.stages.refusal import refusal_message, related_chunks
 from rag.stages.router import OFF_TOPIC
 from rag.text import normalize_text
 from rag.trace import TurnTrace, short

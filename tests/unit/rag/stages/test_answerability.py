@@ -5,8 +5,9 @@ import pytest
 from rag import messages
 from rag.models import Chunk, Hit
 from rag.retrieval.query import QueryAnalyzer
-from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge, refusal_message
+from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge
 from rag.stages.grader import OfflineGrader
+from rag.stages.refusal import refusal_message
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 CAFE_QUESTION = "사내 카페는 저녁 몇 시에 문을 닫아?"
