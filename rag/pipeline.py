@@ -217,7 +217,7 @@ class AnswerPipeline:
             state.grade = GradeResult(passed=True, score=100.0, relevant=tuple(h.chunk.chunk_id for h in state.hits))
             return
         state.grade = grade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
-                                                                                parts=state.parts))
+                                                                                parts=state.parts, asked=state.asked))
         trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
 
     async def _research(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
@@ -236,7 +236,7 @@ class AnswerPipeline:
                 state.result = await self.retrieval.extend(state.result, rewritten, state.wanted)
             # Graded against the question the user asked, never against the rewrite.
             regrade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
-                                                                         parts=state.parts))
+                                                                         parts=state.parts, asked=state.asked))
             trace.note(f"regrade({regrade.by}): {regrade.score} passed={regrade.passed} hedge={regrade.hedge}")
             # More evidence never makes a hedge a refusal: the closest article found so far is still in the hits.
             grade = state.grade

@@ -40,7 +40,7 @@ from rag.lang import FOREIGN, detect_language
 from rag.lang.quantities import with_figure_units
 from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
-from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.question_core import QuestionCues, split_question
 
@@ -181,6 +181,7 @@ class AnswerabilityJudge:
         self.cues = cues or QuestionCues.load()
         self.fillers = FILLER_WORDS | self.cues.filler_words
         self.top_n = top_n
+        self.folder = ConversationFolder(tokenizer, topic_nouns=0)  # only its cues: does a question point back
 
     def decide(self, score: float, blend: AnswerabilityFit | None = None) -> Outcome:
         """The outcome of `score` under `blend`'s thresholds (the operator's answer threshold, when set, wins)."""
@@ -202,7 +203,22 @@ class AnswerabilityJudge:
             return self.fit.foreign
         return self.fit
 
-    def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
+    def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1, asked: str = "") -> Answerability:
+        """Judges `question`. One made standalone from the conversation (`asked`: the user's own words) is judged on
+        its own words when they name a subject the evidence lacks (their most telling word is in no top article)
+        and do not point back at the conversation: the earlier question's words, which the earlier article covers,
+        must not carry an unrelated question ("사내 카페는 몇 시까지 열어?" after a question on annual leave).
+        Otherwise the folded question is judged: the conversation resolves what the follow-up leaves out or points
+        to. The folded question's signals are kept as features of their own (`<name>_folded`)."""
+        judged = self._assess(question, hits, parts=parts)
+        if not asked or asked == question:
+            return judged
+        own = self._assess(asked, hits, parts=parts)
+        features = {**own.features, **{f"{name}_folded": value for name, value in judged.features.items()}}
+        unrelated = own.features.get("missing_top") == 1.0 and not self.folder.points_back(asked)
+        return (own if unrelated else judged).model_copy(update={"features": features})
+
+    def _assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
         # Fitted features of an English or Vietnamese question: the language itself, and the share of its content
         # words the glossary could not read (an out-of-scope question keeps nearly all of them unread).
         foreign = detect_language(question) in FOREIGN
