@@ -51,8 +51,8 @@ class RecordingGrader:
         self.judge = judge
         self.seen: list[dict[str, float | None]] = []
 
-    async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
-        assessed = self.judge.assess(question, hits, parts=parts)
+    async def run(self, question: str, hits: list[Hit], *, parts: int = 1, asked: str = "") -> GradeResult:
+        assessed = self.judge.assess(question, hits, parts=parts, asked=asked)
         self.seen.append(assessed.features)
         return GradeResult(passed=False, score=100 * assessed.score, missing=assessed.missing,
                            looked_for=assessed.looked_for)

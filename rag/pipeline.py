@@ -30,10 +30,10 @@ from rag.retrieval.planned import (
 )
 from rag.retrieval.retriever import Retriever
 from rag.search_state import SearchState
-from rag.stages.answerability import refusal_message, related_chunks
 from rag.stages.contracts import DraftAnswer, GenerationInput, GradeResult, QueryUnderstanding, VerificationResult
 from rag.stages.factory import PipelineStages
 from rag.stages.followups import about_articles
+from rag.stages.refusal import refusal_message, related_chunks
 from rag.stages.router import OFF_TOPIC
 from rag.text import normalize_text
 from rag.trace import TurnTrace, short
@@ -217,7 +217,7 @@ class AnswerPipeline:
             state.grade = GradeResult(passed=True, score=100.0, relevant=tuple(h.chunk.chunk_id for h in state.hits))
             return
         state.grade = grade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
-                                                                                parts=state.parts))
+                                                                                parts=state.parts, asked=state.asked))
         trace.note(f"grade({grade.by}): {grade.score} passed={grade.passed} missing={list(grade.missing)}")
 
     async def _research(self, state: SearchState, trace: TurnTrace) -> AsyncIterator[AnswerEvent]:
@@ -236,7 +236,7 @@ class AnswerPipeline:
                 state.result = await self.retrieval.extend(state.result, rewritten, state.wanted)
             # Graded against the question the user asked, never against the rewrite.
             regrade = await trace.timed("grade", self.stages.grader.run(state.question, state.hits,
-                                                                         parts=state.parts))
+                                                                         parts=state.parts, asked=state.asked))
             trace.note(f"regrade({regrade.by}): {regrade.score} passed={regrade.passed} hedge={regrade.hedge}")
             # More evidence never makes a hedge a refusal: the closest article found so far is still in the hits.
             grade = state.grade

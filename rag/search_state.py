@@ -35,6 +35,13 @@ class SearchState:
         return self.understood.enhanced.text
 
     @property
+    def asked(self) -> str:
+        """The user's own words when the question was made standalone from the conversation, else "": the grade
+        reads them beside the standalone question, so the earlier question's words cannot carry an unrelated one."""
+        enhanced = self.understood.enhanced
+        return enhanced.original if enhanced.used_history else ""
+
+    @property
     def hits(self) -> list[Hit]:
         return list(self.result.hits) if self.result is not None else []
 

@@ -9,5 +9,6 @@ does not load every stage):
 - `contracts`: what the stages hand each other (`QueryUnderstanding`, `GradeResult`, `GenerationInput`,
   `DraftAnswer`, `GenerationEvent`, `VerificationResult` …) and the protocols `AnswerPipeline` calls.
 - the stages themselves, for tests and benchmarks: `understanding`, `grader`, `rewriter`, `generator`,
-  `verifier`, `followups`, `structural`, `smalltalk`, `legal_basis`, `changes`, `answerability`.
+  `verifier`, `followups`, `structural`, `smalltalk`, `legal_basis`, `changes`, `answerability`, `refusal` (what a
+  refusal says and offers).
 """

@@ -36,14 +36,13 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rag.lang import FOREIGN, detect_language, framing_for
+from rag.lang import FOREIGN, detect_language
 from rag.lang.quantities import with_figure_units
-from rag.models import Chunk, Hit
+from rag.models import Hit
 from rag.retrieval.corpus import IndexedCorpus
-from rag.retrieval.query import QueryAnalyzer
+from rag.retrieval.query import ConversationFolder, QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.question_core import QuestionCues, split_question
-from rag.text import ECHOED_CHARS, shorten
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +181,7 @@ class AnswerabilityJudge:
         self.cues = cues or QuestionCues.load()
         self.fillers = FILLER_WORDS | self.cues.filler_words
         self.top_n = top_n
+        self.folder = ConversationFolder(tokenizer, topic_nouns=0)  # only its cues: does a question point back
 
     def decide(self, score: float, blend: AnswerabilityFit | None = None) -> Outcome:
         """The outcome of `score` under `blend`'s thresholds (the operator's answer threshold, when set, wins)."""
@@ -203,7 +203,22 @@ class AnswerabilityJudge:
             return self.fit.foreign
         return self.fit
 
-    def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
+    def assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1, asked: str = "") -> Answerability:
+        """Judges `question`. One made standalone from the conversation (`asked`: the user's own words) is judged on
+        its own words when they name a subject the evidence lacks (their most telling word is in no top article)
+        and do not point back at the conversation: the earlier question's words, which the earlier article covers,
+        must not carry an unrelated question ("사내 카페는 몇 시까지 열어?" after a question on annual leave).
+        Otherwise the folded question is judged: the conversation resolves what the follow-up leaves out or points
+        to. The folded question's signals are kept as features of their own (`<name>_folded`)."""
+        judged = self._assess(question, hits, parts=parts)
+        if not asked or asked == question:
+            return judged
+        own = self._assess(asked, hits, parts=parts)
+        features = {**own.features, **{f"{name}_folded": value for name, value in judged.features.items()}}
+        unrelated = own.features.get("missing_top") == 1.0 and not self.folder.points_back(asked)
+        return (own if unrelated else judged).model_copy(update={"features": features})
+
+    def _assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
         # Fitted features of an English or Vietnamese question: the language itself, and what the glossary read
         # of it (an out-of-scope question keeps nearly all of its words unread, or is read by everyday words only).
         foreign = detect_language(question) in FOREIGN
@@ -406,45 +421,3 @@ class AnswerabilityJudge:
     def _indexed_text(hit: Hit) -> str:
         chunk = hit.chunk
         return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-
-
-def _nouns(words: Sequence[str]) -> list[str]:
-    """The nouns among content words (verb stems end in 다; figures start with a digit): what a refusal names."""
-    return [w for w in words if not w.endswith("다") and not w[:1].isdigit()]
-
-
-def related_chunks(chunks: Sequence[Chunk], looked_for: Sequence[str]) -> list[Chunk]:
-    """The chunks a refusal may offer as buttons: those holding at least half of the question's nouns (one of one
-    or two), so "사내 카페 운영 시간" offers no 근로시간 article for its one shared word. All when no noun was named."""
-    nouns = _nouns(looked_for)
-    if not nouns:
-        return list(chunks)
-    need = (len(nouns) + 1) // 2
-    return [c for c in chunks if sum(w in c.title or w in c.text for w in nouns) >= need]
-
-
-ECHOED_WORD_CHARS = 20  # one word's share: a 1,999-letter "word" would otherwise fill the cap alone
-
-
-def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on: Sequence[str] = (), words: int = 3,
-                    closest: int = 2, language: str = "ko") -> str:
-    """The reply when the regulations are silent: what they are silent on (the content words no top article holds;
-    else what was looked for), the closest regulations searched (by title), and whom to ask. It never quotes
-    an article: none of them answers. ("'학교'에 대한 내용은 찾지 못했어요" about 고등교육법 would be false.)
-    `language` picks the framing (rag/lang/framing.py); the words named stay as the judge read them."""
-    messages = framing_for(language)
-    silent = _nouns(silent_on)
-    nouns = silent or _nouns(looked_for) or list(looked_for)
-    if not nouns:
-        return messages.NOT_FOUND
-    # The user's words come back capped: a pasted page must not be echoed whole.
-    named = shorten(", ".join(f"'{shorten(w, ECHOED_WORD_CHARS)}'" for w in nouns[:words]), ECHOED_CHARS)
-    # Every word is in the regulations, yet no article answers: say so rather than "nothing about them".
-    lines = [messages.NOT_COVERED.format(looked_for=named) if silent or not hits
-             else messages.NOT_ANSWERED.format(looked_for=named)]
-    # Regulations by their titles, never a collection's storage name ('law', 'default').
-    names = [f"「{doc}」" for doc in dict.fromkeys(h.chunk.doc for h in hits)][:closest]
-    if names:
-        lines.append(messages.NOT_COVERED_CLOSEST.format(closest=", ".join(names)))
-    lines.append(messages.NOT_COVERED_ASK)
-    return " ".join(lines)

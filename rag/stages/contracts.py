@@ -183,7 +183,7 @@ class Understander(Protocol):
 
 
 class Grader(Protocol):
-    async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult: ...
+    async def run(self, question: str, hits: list[Hit], *, parts: int = 1, asked: str = "") -> GradeResult: ...
 
 
 class Rewriter(Protocol):

@@ -14,7 +14,8 @@ from rag.stages.contracts import GradeResult
 from rag.stages.llm_stage import LlmOverOffline
 
 # Asks for aspects, not words, because the rewriter turns them into a new query; and for the passage numbers
-# that help, so the generator never sees (or cites) an off-topic article.
+# that help, so the generator never sees (or cites) an off-topic article. A follow-up is graded on its own words, the
+# earlier exchange only saying what it leaves out, as the offline judge does (its prior is on those words too).
 GRADE_PROMPT = """\
 당신은 회사 규정·법령 검색 결과의 채점자입니다. <조문>의 번호가 붙은 조문들만으로 <질문>에 답할 수 있는지 판단해 \
 record_result 도구로만 답하세요.
@@ -24,6 +25,7 @@ record_result 도구로만 답하세요.
 - missing: 답하려면 더 찾아야 하는 내용(짧은 명사구, 규정 용어로). 다 찾았으면 빈 배열.
 - relevant: 답에 쓸모 있는 조문 번호. 질문과 무관한 조문은 빼세요.
 질문이 여러 부분으로 되어 있으면 모든 부분을 기준으로 채점하세요. 일반 상식이 아니라 주어진 조문만 보세요.
+<대화 기록>이 있으면 <질문>이 생략한 대상을 알아보는 데에만 쓰고, <질문>이 직접 묻는 내용을 기준으로 채점하세요.
 """
 
 GRADE_SCHEMA = {
@@ -54,8 +56,9 @@ class OfflineGrader:
                  threshold: float | None = None, judge: AnswerabilityJudge | None = None) -> None:
         self.judge = judge or AnswerabilityJudge(corpus, tokenizer, analyzer=analyzer, threshold=threshold)
 
-    async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
-        assessed = self.judge.assess(question, hits, parts=parts)
+    async def run(self, question: str, hits: list[Hit], *, parts: int = 1, asked: str = "") -> GradeResult:
+        """`question` standalone; `asked`, the user's own words when the conversation made it standalone."""
+        assessed = self.judge.assess(question, hits, parts=parts, asked=asked)
         return GradeResult(passed=assessed.answerable, hedge=assessed.outcome == "hedged",
                            score=round(100 * assessed.score, 1), missing=assessed.missing,
                            relevant=tuple(h.chunk.chunk_id for h in hits), looked_for=assessed.looked_for,
@@ -82,12 +85,14 @@ class LlmGrader(LlmOverOffline[OfflineGrader]):
         self.pass_score = pass_score
         self.hedge_score = hedge_score
 
-    async def run(self, question: str, hits: list[Hit], *, parts: int = 1) -> GradeResult:
-        prior = await self.fallback.run(question, hits, parts=parts)
+    async def run(self, question: str, hits: list[Hit], *, parts: int = 1, asked: str = "") -> GradeResult:
+        prior = await self.fallback.run(question, hits, parts=parts, asked=asked)
         if not hits:
             return prior  # nothing to judge: no call
-        reply = await self.ask(self._user_message(question, hits, prior=prior), _GradeReply, schema=GRADE_SCHEMA,
-                               max_tokens=400)
+        # A folded follow-up: its own words are the question, the folded one says what they leave out.
+        own, earlier = (asked, question) if asked and asked != question else (question, "")
+        reply = await self.ask(self._user_message(own, hits, prior=prior, earlier=earlier), _GradeReply,
+                               schema=GRADE_SCHEMA, max_tokens=400)
         if reply is None:
             return prior
         relevant = tuple(dict.fromkeys(hits[n - 1].chunk.chunk_id for n in reply.relevant if 0 < n <= len(hits)))
@@ -103,7 +108,7 @@ class LlmGrader(LlmOverOffline[OfflineGrader]):
                            looked_for=prior.looked_for, silent_on=prior.silent_on)
 
     @staticmethod
-    def _user_message(question: str, hits: list[Hit], *, prior: GradeResult | None = None) -> str:
+    def _user_message(question: str, hits: list[Hit], *, prior: GradeResult | None = None, earlier: str = "") -> str:
         passages = []
         for number, hit in enumerate(hits, start=1):
             chunk = hit.chunk
@@ -112,4 +117,5 @@ class LlmGrader(LlmOverOffline[OfflineGrader]):
         note = ""
         if prior is not None:
             note = PRIOR_NOTE.format(score=prior.score, missing=", ".join(prior.missing[:5]) or "없음") + "\n\n"
-        return fence("조문", "\n\n".join(passages)) + "\n\n" + note + fence("질문", question)
+        context = fence("대화 기록", earlier) + "\n\n" if earlier else ""
+        return fence("조문", "\n\n".join(passages)) + "\n\n" + note + context + fence("질문", question)

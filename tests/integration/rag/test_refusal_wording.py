@@ -3,7 +3,7 @@ name), the user's words capped, and article buttons only when they share the que
 
 from rag.models import Chunk
 from rag.pipeline import collect
-from rag.stages.answerability import related_chunks
+from rag.stages.refusal import related_chunks
 
 
 async def test_an_unrelated_question_gets_titles_and_no_unrelated_buttons(sample_components):

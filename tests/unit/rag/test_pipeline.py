@@ -74,7 +74,7 @@ class FakeGrader:
         self.results = list(results)
         self.questions: list[str] = []
 
-    async def run(self, question, hits, *, parts=1):
+    async def run(self, question, hits, *, parts=1, asked=""):
         self.questions.append(question)
         spend_llm_calls(1)
         return self.results.pop(0)

@@ -5,8 +5,9 @@ import pytest
 from rag import messages
 from rag.models import Chunk, Hit
 from rag.retrieval.query import QueryAnalyzer
-from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge, refusal_message
+from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge
 from rag.stages.grader import OfflineGrader
+from rag.stages.refusal import refusal_message
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 CAFE_QUESTION = "사내 카페는 저녁 몇 시에 문을 닫아?"
@@ -172,6 +173,36 @@ class TestOfflineGraderDecidesByAnswerability:
                                      threshold=1.0).run(LEAVE_QUESTION, hits)
         assert (lenient.passed, strict.passed) == (True, False)
         assert "연차" in strict.looked_for
+
+
+class TestFoldedQuestions:
+    """A follow-up the conversation made standalone: the earlier question's words (its article covers them) do not
+    make an unrelated question answerable, and they still fill in what a follow-up leaves out or points to."""
+
+    LEAVE_REPLY = "취업규칙 제20조에 따르면 1년간 80퍼센트 이상 출근한 직원에게는 15일의 연차유급휴가를 준다."
+
+    async def ask_after_leave(self, samples, question: str):
+        from rag.models import Message, Role
+        from rag.pipeline import collect
+
+        history = (Message(role=Role.USER, content=LEAVE_QUESTION),
+                   Message(role=Role.ASSISTANT, content=self.LEAVE_REPLY))
+        understood = await samples.pipeline.stages.understander.run(question, history)
+        assert understood.enhanced.used_history  # folded with the exchange on annual leave
+        answer, _ = await collect(samples.pipeline, question, history=history)
+        assert answer is not None
+        return answer
+
+    async def test_an_unrelated_question_after_an_exchange_is_refused_on_its_own_words(self, samples):
+        answer = await self.ask_after_leave(samples, "카페는 몇 시에 닫아?")
+        assert answer.outcome == "refused"
+        assert "'카페'" in answer.text and "'연차'" not in answer.text
+
+    @pytest.mark.parametrize("question", ["반일로 나눠 써도 돼?", "그건 반일로 나눠 써도 돼?"])
+    async def test_a_follow_up_that_leaves_out_its_subject_is_still_answered(self, samples, question):
+        answer = await self.ask_after_leave(samples, question)
+        assert answer.outcome == "answered"
+        assert answer.citations[0].article == "제20조"
 
 
 class TestHeadingAndSimilarity:

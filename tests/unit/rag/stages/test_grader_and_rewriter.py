@@ -41,6 +41,18 @@ class TestLlmGrader:
         assert not grade.passed and "카페" in grade.looked_for
         assert "카페" in grade.silent_on  # the refusal names the words the regulations lack, whichever grader
 
+    async def test_a_folded_question_is_graded_on_its_own_words_with_the_earlier_one_as_context(self, samples,
+                                                                                                 scripted_llm):
+        asked = "카페는 몇 시에 닫아?"
+        standalone = f"{LEAVE_QUESTION.rstrip('?')} {asked}"
+        hits = samples.retriever.search_sync(standalone, k=4)
+        llm = scripted_llm(replies=[{"score": 10, "missing": ["카페 운영 시간"], "relevant": []}])
+        grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(
+            standalone, hits, asked=asked)
+        sent = llm.requests[0].messages[0].content
+        assert sent.endswith(f"<대화 기록>\n{standalone}\n</대화 기록>\n\n<질문>\n{asked}\n</질문>")
+        assert "연차" not in grade.looked_for and "카페" in grade.silent_on
+
     async def test_a_score_below_70_fails_and_names_what_is_missing(self, samples, scripted_llm, leave_hits):
         llm = scripted_llm(replies=[{"score": 65, "missing": ["3년 이상 근속자 가산휴가"], "relevant": [1]}])
         grade = await LlmGrader(llm, fallback=OfflineGrader(samples.corpus, samples.tokenizer)).run(
