@@ -190,18 +190,7 @@ async def main_async(args: argparse.Namespace) -> int:
             use(without)
             rows = await score(chosen)
             use(full)
-        # Per set, summed over its answerable items: gain in hit5, in mrr, in not refused; answerable items read;
-        # and over its out-of-scope items, gain in refused (an entry that reads one can make it answered).
-        delta = {name: [0.0, 0.0, 0.0, 0, 0.0] for name in SETS}
-        for index, (hit5, mrr, refused) in rows.items():
-            name, item = items[index]
-            if item.gold:
-                delta[name][0] += base[index][0] - hit5
-                delta[name][1] += base[index][1] - mrr
-                delta[name][2] += float(refused) - float(base[index][2])
-                delta[name][3] += 1
-            elif out_of_scope(item):
-                delta[name][4] += float(base[index][2]) - float(refused)
+        delta = gains_by_set(rows, base, items)
         outside = [n for n in SETS if n not in info["sets"]]
         pool = sign(*(sum(delta[n][i] for n in SETS) for i in FIGURES))
         rest = sign(*(sum(delta[n][i] for n in outside) for i in FIGURES))
@@ -289,16 +278,7 @@ async def bare_words(path, shared, full, items, gold, base, use, score, *, apply
         use(without)
         rows = await score(sorted(reads[(entry, term)]))
         use(full)
-        delta = {name: [0.0, 0.0, 0.0, 0, 0.0] for name in SETS}
-        for index, (hit5, mrr, refused) in rows.items():
-            name, item = items[index]
-            if item.gold:
-                delta[name][0] += base[index][0] - hit5
-                delta[name][1] += base[index][1] - mrr
-                delta[name][2] += float(refused) - float(base[index][2])
-                delta[name][3] += 1
-            elif out_of_scope(item):
-                delta[name][4] += float(base[index][2]) - float(refused)
+        delta = gains_by_set(rows, base, items)
         gains = [sum(delta[n][i] for n in SETS) for i in FIGURES]
         goes = gains[3] < 0 or sign(*gains) < 0
         row = {"language": entry.language, "term": term, "entry": entry.terms[:3], "goes": goes,
@@ -341,6 +321,23 @@ def _drop_terms(text: str, entry, terms: set[str]) -> str:
 
 def out_of_scope(item) -> bool:
     return not item.gold and "out_of_scope" in item.type
+
+
+def gains_by_set(rows: dict, base: dict, items: list) -> dict[str, list[float]]:
+    """Per set, what the glossary in full gains over the variant scored in `rows`: summed over its answerable items,
+    in hit5, in mrr, in not refused, and the answerable items read; over its out-of-scope items, in refused (an
+    entry that reads one can make it answered)."""
+    delta = {name: [0.0, 0.0, 0.0, 0, 0.0] for name in SETS}
+    for index, (hit5, mrr, refused) in rows.items():
+        name, item = items[index]
+        if item.gold:
+            delta[name][0] += base[index][0] - hit5
+            delta[name][1] += base[index][1] - mrr
+            delta[name][2] += float(refused) - float(base[index][2])
+            delta[name][3] += 1
+        elif out_of_scope(item):
+            delta[name][4] += float(base[index][2]) - float(refused)
+    return delta
 
 
 def figures(scores: dict, items: list, gold: dict) -> dict:
