@@ -22,14 +22,11 @@ from rag.lang.smalltalk import foreign_smalltalk_kind
 
 DEFAULT_GLOSSARY = Path(__file__).resolve().parent.parent / "data" / "glossary.yaml"
 DEFAULT_FUNCTION_WORDS = Path(__file__).resolve().parent.parent / "data" / "function_words.yaml"
-DEFAULT_FIT = Path(__file__).resolve().parent.parent / "data" / "foreign_fit.yaml"
 
 _ENGLISH_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _VIETNAMESE_WORD = re.compile(r"\w+")
 _NO_STEM = ("ss", "us", "is", "'s")
 _HANGUL_TERM = re.compile("[\uac00-\ud7a3]+(?:[ㆍ·][\uac00-\ud7a3]+)*")
-# A sentence of an English or Vietnamese question ends at ".", "?" or "!" followed by a space.
-_SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
 
 
 class GlossaryEntry(BaseModel):
@@ -50,34 +47,6 @@ class GlossaryEntry(BaseModel):
         return self.terms[0]
 
 
-class TermWeights(BaseModel):
-    """How much each Korean word the glossary gives weighs in the search, by where it comes from: the sentences
-    that tell the story before the one that asks (`story`), an entry naming who is involved or asking for a figure
-    (`incidental`: `topic: false`), and an entry giving n words (n^-`breadth`: one phrase stands for one idea).
-    All 1 and 0 read every word alike; `benchmarks/fit_foreign_core.py` fits them (rag/data/foreign_fit.yaml)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    story: float = 1.0
-    incidental: float = 1.0
-    breadth: float = 0.0
-    single: float = 1.0  # a word read from a one-word phrase ("pay", "leave"): everyday words are such phrases
-
-    def of(self, entry: GlossaryEntry, *, in_story: bool, size: int = 2) -> float:
-        weight = len(entry.korean) ** -self.breadth * (self.single if size == 1 else 1.0)
-        weight *= 1.0 if entry.names_topic else self.incidental
-        return weight * (self.story if in_story else 1.0)
-
-
-def load_term_weights(path: Path = DEFAULT_FIT) -> TermWeights:
-    """The fitted `glossary_weights` of foreign_fit.yaml; every word alike without them."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        return TermWeights()
-    return TermWeights(**(data.get("glossary_weights") or {}))
-
-
 class GlossaryMatch(BaseModel):
     """A question read through the glossary: its language, the Korean query, and what matched (in order)."""
 
@@ -93,27 +62,6 @@ class GlossaryMatch(BaseModel):
     # The share of them a topical entry took (one that names a workplace matter, not a word asking for a figure
     # or naming who is involved): an out-of-scope question is often read only through such everyday words.
     topical: float = 0.0
-    # A question that tells its story first: the sentence that asks (its last with "?", else its last) and that
-    # sentence's own Korean query; both "" when the question is one sentence or the asking one reads nothing.
-    core_text: str = ""
-    core_query: str = ""
-    unread_words: tuple[str, ...] = ()  # the content words no phrase took, in question order (folded)
-    # Each Korean word of `korean_query` with its weight (`TermWeights`); the heaviest reading of a word counts.
-    weights: tuple[tuple[str, float], ...] = ()
-
-
-def question_sentences(text: str) -> list[str]:
-    """The sentences of an English or Vietnamese question, in order."""
-    return [s for s in _SENTENCE_BREAK.split(text.strip()) if s]
-
-
-def asking_sentence(text: str) -> str:
-    """The sentence of a foreign question that asks: its last sentence with a question mark, else its last; ""
-    when the question is a single sentence (it is its own core)."""
-    sentences = question_sentences(text)
-    if len(sentences) < 2:
-        return ""
-    return next((s for s in reversed(sentences) if "?" in s), sentences[-1])
 
 
 def _fold(text: str, language: str, *, plain: bool = False) -> list[str]:
@@ -153,9 +101,8 @@ class Glossary:
     """Matches a question's phrases against the glossary, longest phrase first, and builds its Korean query."""
 
     def __init__(self, entries: Iterable[GlossaryEntry], function_words: dict[str, frozenset[str]] | None = None,
-                 followup: dict[str, FollowupCues] | None = None, weights: TermWeights | None = None) -> None:
+                 followup: dict[str, FollowupCues] | None = None) -> None:
         self.entries = tuple(entries)
-        self.weights = weights if weights is not None else load_term_weights()
         self.followup = dict(followup or {})
         # Per language, folded as questions are (both as written and stripped of marks, for Vietnamese).
         self.function_words = {language: frozenset(w for word in words for plain in (False, True)
@@ -183,41 +130,17 @@ class Glossary:
         # The asker's own Korean words come first ("How many days yeoncha (연차) do I get?"): the exact term
         # someone told them, which no English or Vietnamese phrase names as precisely.
         named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
-        entries = tuple(dict.fromkeys(entry for _, _, entry in found))
+        entries = tuple(dict.fromkeys(entry for _, entry in found))
         korean = list(dict.fromkeys([*named, *(word for entry in entries for word in entry.korean)]))
         topics = tuple(dict.fromkeys(entry.topic for entry in entries if entry.names_topic))
         function_words = self.function_words.get(language, frozenset())
         content = [owner for word, owner in zip(words, owners, strict=True)
                    if word not in function_words and not word.isdigit()]
         unread = sum(1 for owner in content if owner is None) / len(content) if content else 0.0
-        unread_words = tuple(dict.fromkeys(word for word, owner in zip(words, owners, strict=True)
-                                           if owner is None and word not in function_words and not word.isdigit()))
         topical = sum(1 for owner in content if owner is not None and owner.names_topic) / len(content) \
             if content else 0.0
-        core_text = asking_sentence(text)
-        core_query = self._korean_of(core_text, language) if core_text else ""
-        # A word is the story's when every phrase that gave it lies outside the sentence that asks.
-        asks = range(len(words))
-        if core_text:
-            plain = language == "vi" and _typed_plain(text)
-            first = len(_fold(text[:text.rfind(core_text)], language, plain=plain))
-            asks = range(first, first + len(_fold(core_text, language, plain=plain)))
-        weights: dict[str, float] = {word: 1.0 for word in named}
-        for start, size, entry in found:
-            weight = self.weights.of(entry, in_story=start not in asks, size=size)
-            for word in entry.korean:
-                weights[word] = max(weights.get(word, 0.0), weight)
         return GlossaryMatch(language=language, entries=entries, korean_query=" ".join(korean), topics=topics,
-                             unread=round(unread, 4), topical=round(topical, 4),
-                             core_text=core_text if core_query else "", core_query=core_query,
-                             weights=tuple(weights.items()), unread_words=unread_words)
-
-    def _korean_of(self, text: str, language: Language) -> str:
-        """The Korean query of one piece of a question: its own Korean words, then its entries' words."""
-        _, _, found = self._match(text, language)
-        named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
-        words = [*named, *(word for entry in dict.fromkeys(e for _, _, e in found) for word in entry.korean)]
-        return " ".join(dict.fromkeys(words))
+                             unread=round(unread, 4), topical=round(topical, 4))
 
     def leans_on_history(self, text: str) -> bool | None:
         """Whether an English or Vietnamese question continues the conversation: it opens with an opener ("And
@@ -238,19 +161,19 @@ class Glossary:
         return any(w in cues.pointers for w in rest) and len(self.read(text, language).topics) <= 1
 
     def _match(self, text: str, language: Language) \
-            -> tuple[list[str], list[GlossaryEntry | None], list[tuple[int, int, GlossaryEntry]]]:
-        """The question's folded words, the entry whose phrase took each (None: none did), and (position, words,
-        entry) per phrase found."""
+            -> tuple[list[str], list[GlossaryEntry | None], list[tuple[int, GlossaryEntry]]]:
+        """The question's folded words, the entry whose phrase took each (None: none did), and (position, entry)
+        per phrase found."""
         plain = language == "vi" and _typed_plain(text)
         words = _fold(text, language, plain=plain)
         owners: list[GlossaryEntry | None] = [None] * len(words)
-        found: list[tuple[int, int, GlossaryEntry]] = []
+        found: list[tuple[int, GlossaryEntry]] = []
         for phrase, entry in self._phrases.get((language, plain), []):
             size = len(phrase)
             for start in range(len(words) - size + 1):
                 if words[start:start + size] == list(phrase) and all(o is None for o in owners[start:start + size]):
                     owners[start:start + size] = [entry] * size
-                    found.append((start, size, entry))
+                    found.append((start, entry))
         found.sort(key=lambda pair: pair[0])
         return words, owners, found
 

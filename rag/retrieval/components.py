@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.errors import RetrievalUnavailable
-from rag.lang.glossary import question_sentences
 from rag.lang.reference import ARTICLE_NUMBER_NAMED, NAME_WINDOW
 from rag.models import Hit, Scope
 from rag.retrieval.config import RetrievalConfig
@@ -100,12 +99,8 @@ class QueryEmbedder:
         dense = self.corpus.dense
         if dense is None or self.config.dense_weight <= 0:
             return None
-        mode = self.config.foreign_dense_query if analyzed.core_text and analyzed.language != "ko" else "question"
-        whole, asking = self.text(analyzed), analyzed.core_text
         try:
-            vectors = [dense.embed_query(t) for t in {"asking": [asking], "mean": [whole, asking]}.get(mode, [whole])]
-            both = np.sum(vectors, axis=0)  # "mean": both readings at once, the story's setting and what is asked
-            return vectors[0] if len(vectors) == 1 else list(both / (np.linalg.norm(both) or 1.0))
+            return dense.embed_query(self.text(analyzed))
         except Exception as exc:  # an embedder failure must not stop lexical search
             log.warning("query embedding failed, lexical only: %s", exc.__class__.__name__)
             return None
@@ -227,7 +222,7 @@ class LexicalSearch:
         out = []
         if self.config.plain_lexical_weight > 0 and analyzed.tokens:
             out.append(self._search("plain_lexical", dict.fromkeys(analyzed.tokens, 1.0), mask))
-        if self.config.core_weight(foreign=analyzed.language != "ko") > 0 and analyzed.core_tokens:
+        if self.config.core_lexical_weight > 0 and analyzed.core_tokens:
             out.append(self._search("core_lexical", dict.fromkeys(analyzed.core_tokens, 1.0), mask))
         return out
 
@@ -251,14 +246,6 @@ class DenseSearch:
         corpus = self.corpus
         if corpus.vectors is not None:
             found = corpus.dense_search(vector, self.config.depth, mask)
-            mode = self.config.foreign_dense_query if analyzed.language != "ko" and corpus.dense is not None else ""
-            texts = {"sentences": question_sentences(analyzed.text)[1:] and question_sentences(analyzed.text),
-                     "unread": [analyzed.unread_text] if analyzed.unread_text else []}.get(mode, [])
-            best = dict(found)  # more readings of a long question: a chunk counts by its best cosine
-            for text in texts:
-                for i, s in corpus.dense_search(corpus.dense.embed_query(text), self.config.depth, mask):
-                    best[i] = max(best.get(i, s), s)
-            found = sorted(best.items(), key=lambda pair: -pair[1])[: self.config.depth]
             return Ranking("dense", tuple((corpus.chunks[i].chunk_id, s) for i, s in found))
         dense = corpus.dense
         if dense is None:
@@ -289,7 +276,7 @@ class Fusion:
         config = self.config
         weights = {"lexical": config.lexical_weight,
                    "dense": config.foreign_dense_weight if foreign else config.dense_weight,
-                   "plain_lexical": config.plain_lexical_weight, "core_lexical": config.core_weight(foreign=foreign)}
+                   "plain_lexical": config.plain_lexical_weight, "core_lexical": config.core_lexical_weight}
         if config.fusion == "rrf":
             fused = weighted_rrf({r.name: [i for i, _ in r.items] for r in rankings}, weights, k=config.rrf_k)
         else:

@@ -62,19 +62,6 @@ class RetrievalConfig(BaseModel):
         _FOREIGN_FIT.get("foreign_dense_weight", 0.7),
         description="Weight of dense search for an English or Vietnamese question, whose lexical side reads "
                     "only the glossary's Korean words while multilingual e5 reads the question itself.")
-    foreign_core_lexical_weight: float = Field(
-        _FOREIGN_FIT.get("foreign_core_lexical_weight", 0.0),
-        description="Weight of a BM25 ranking on the Korean words of the sentence that asks, for an English or "
-                    "Vietnamese question that tells its story first (the story's everyday words read as broad "
-                    "terms); 0 turns it off.")
-    foreign_rerank_core_weight: float = Field(
-        _FOREIGN_FIT.get("foreign_rerank_core_weight", 0.0),
-        description="The reranker's weight for covering the asking sentence's Korean words, for an English or "
-                    "Vietnamese question that tells its story first.")
-    foreign_dense_query: Literal["question", "asking", "mean", "sentences", "unread"] = Field(
-        "question", description="What the dense model reads of an English or Vietnamese question that tells its "
-                                "story first: the whole question, the sentence that asks, the mean of both "
-                                "vectors, or the question and each sentence (a chunk's best cosine counts).")
     plain_lexical_weight: float = Field(
         fitted("plain_lexical_weight", 0.0),
         description="Weight of a second BM25 ranking on the question's own words alone (no expansions, no earlier "
@@ -167,8 +154,3 @@ class RetrievalConfig(BaseModel):
                                                        "just ahead of it; 0 turns it off.")
     include_repealed: bool = Field(False, description="Search repealed (폐지) documents too.")
     effective_on: str = Field("", description="YYYY-MM-DD: only text in force on that date; empty: today's text.")
-
-    def core_weight(self, *, foreign: bool) -> float:
-        """The fusion's weight of the core's BM25 ranking: a Korean question's core, or a foreign one's asking
-        sentence."""
-        return self.foreign_core_lexical_weight if foreign else self.core_lexical_weight

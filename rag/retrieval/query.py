@@ -92,11 +92,6 @@ class AnalyzedQuery(BaseModel):
     intents: tuple[str, ...] = ()  # the intent table's situations the question describes
     language: str = "ko"  # en / vi: tokens and expansions come from the glossary's Korean query (rag/lang)
     core_tokens: tuple[str, ...] = ()  # the tokens of the question's core (`QuestionReader.core`) when it has a story
-    # en / vi with a story: the sentence that asks, as asked (the dense model may read it; its Korean words are
-    # `core_tokens`)
-    core_text: str = ""
-    unread_text: str = ""  # en / vi: the question's content words the glossary could not read
-    token_weights: tuple[float, ...] = ()  # en / vi: per token, the glossary's weight of the word it came from
     facets: QuestionFacets = QuestionFacets()  # what the query asks (rag/lang/asks.py)
 
     @property
@@ -108,9 +103,8 @@ class AnalyzedQuery(BaseModel):
                         context_weight: float = CONTEXT_WEIGHT) -> dict[str, float]:
         """Token → weight; a token the question itself uses keeps its full weight."""
         weights: dict[str, float] = {}
-        own = self.token_weights or (1.0,) * len(self.tokens)
-        for token, weight in zip(self.tokens, own, strict=False):
-            weights[token] = OWN_WEIGHT * weight
+        for token in self.tokens:
+            weights[token] = OWN_WEIGHT
         shares = self.expansion_share or (1.0,) * len(self.expansion)
         for token, share in zip(self.expansion, shares, strict=False):
             # One colloquial word stands for one idea: its expansion tokens share the weight of one word.
@@ -183,7 +177,7 @@ class QueryAnalyzer:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        language, lexical, foreign_core, glossary_weights = self._korean(text)
+        language, lexical = self._korean(text)
         context = self._korean(context)[1] if context and language in FOREIGN else context
         tokens = self.tokenizer.tokens(lexical)
         own_context = self.tokenizer.tokens(context) if context else []
@@ -203,15 +197,8 @@ class QueryAnalyzer:
         core_tokens = tuple(dict.fromkeys(self.tokenizer.tokens(core))) if core != text else ()
         if sum(1 for t in core_tokens if len(t) > 1) < 2:  # "어떻게 해야 하나요?" names nothing: the whole asks
             core_tokens = ()
-        core_text, token_weights, unread_text = "", (), ""
-        if language in FOREIGN:  # the asking sentence's own Korean words; one glossary term already names a topic
-            token_weights = self._token_weights(tuple(dict.fromkeys(tokens)), glossary_weights)
-            core_text, core_query, unread_text = foreign_core
-            core_tokens = tuple(dict.fromkeys(self.tokenizer.tokens(core_query))) if core_query else ()
-            core_text = core_text if core_tokens else ""
         analyzed = AnalyzedQuery(
-            text=text, tokens=tuple(dict.fromkeys(tokens)), core_tokens=core_tokens, core_text=core_text,
-            token_weights=token_weights, unread_text=unread_text,
+            text=text, tokens=tuple(dict.fromkeys(tokens)), core_tokens=core_tokens,
             expansion=tuple(expansion), expansion_share=tuple(expansion.values()),
             context=context, context_tokens=tuple(dict.fromkeys(context_tokens)),
             context_expansion=tuple(context_expansion), context_expansion_share=tuple(context_expansion.values()),
@@ -222,25 +209,13 @@ class QueryAnalyzer:
         self._cache[key] = analyzed
         return analyzed
 
-    def _korean(self, text: str) -> tuple[str, str, tuple[str, str, str], tuple[tuple[str, float], ...]]:
-        """(language, the text lexical search reads, (asking sentence, its Korean query), the glossary's weight of
-        each Korean word): the glossary's Korean query for an English or Vietnamese text (the text itself when
-        nothing matched), the text for Korean."""
+    def _korean(self, text: str) -> tuple[str, str]:
+        """(language, the text lexical search reads): the glossary's Korean query for an English or Vietnamese
+        text (the text itself when nothing matched), the text for Korean."""
         if self.glossary is None or not text:
-            return "ko", text, ("", "", ""), ()
+            return "ko", text
         read = self.glossary.read(text)
-        core = (read.core_text, read.core_query, " ".join(read.unread_words))
-        return read.language, read.korean_query or text, core, read.weights
-
-    def _token_weights(self, tokens: tuple[str, ...], words: tuple[tuple[str, float], ...]) -> tuple[float, ...]:
-        """Per token, the heaviest weight of a glossary word it comes from (1 for a token no word gives alone)."""
-        if not words or all(w == 1.0 for _, w in words):
-            return ()
-        by_token: dict[str, float] = {}
-        for (_, weight), word_tokens in zip(words, self.tokenizer.tokens_many([w for w, _ in words]), strict=True):
-            for token in word_tokens:
-                by_token[token] = max(by_token.get(token, 0.0), weight)
-        return tuple(by_token.get(t, 1.0) for t in tokens)
+        return read.language, read.korean_query or text
 
     def expand(self, text: str, tokens: Sequence[str]) -> list[str]:
         """Regulation terms for the colloquial words and phrases in `text`."""

@@ -50,7 +50,6 @@ def heuristic_reranker(config: RetrievalConfig, idf: Callable[[str], float]) -> 
                              context_weight=config.rerank_context_weight,
                              paragraph_weight=config.rerank_paragraph_weight,
                              quantity_weight=config.rerank_quantity_weight, core_weight=config.rerank_core_weight,
-                             foreign_core_weight=config.foreign_rerank_core_weight,
                              defines_weight=config.rerank_defines_weight)
 
 
@@ -90,7 +89,7 @@ class HeuristicReranker:
                  title_weight: float = 0.35, body_weight: float = 0.35, addenda_penalty: float = 0.5,
                  expansion_weight: float = EXPANSION_WEIGHT, context_weight: float = 0.3,
                  paragraph_weight: float = 0.2, quantity_weight: float = 0.2, core_weight: float = 0.0,
-                 defines_weight: float = 0.0, foreign_core_weight: float = 0.0) -> None:
+                 defines_weight: float = 0.0) -> None:
         self.idf = idf or (lambda token: 1.0)
         self.fused_weight = fused_weight
         self.title_weight = title_weight
@@ -102,7 +101,6 @@ class HeuristicReranker:
         self.quantity_weight = quantity_weight
         self.core_weight = core_weight
         self.defines_weight = defines_weight
-        self.foreign_core_weight = foreign_core_weight  # English or Vietnamese: the asking sentence's Korean words
 
     @property
     def weights(self) -> np.ndarray:
@@ -146,10 +144,7 @@ class HeuristicReranker:
         if not hits:
             return hits
         rows, stub = self.features(query, hits)
-        weights = self.weights
-        if query.language != "ko":
-            weights[FEATURES.index("core")] = self.foreign_core_weight
-        values = (rows @ weights) * np.where(stub, self.addenda_penalty, 1.0)
+        values = (rows @ self.weights) * np.where(stub, self.addenda_penalty, 1.0)
         rescored = [hit.model_copy(update={"score": float(v)}) for hit, v in zip(hits, values, strict=True)]
         return sorted(rescored, key=lambda h: -h.score)
 
