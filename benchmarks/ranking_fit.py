@@ -173,14 +173,13 @@ def after_unrelated_items(items: list) -> list:
     """Standalone questions asked in a conversation: each answerable single-turn item after the set's previous one
     (its question, then a reply quoting that item's evidence and citing its first gold article, as the bot's
     reply does). What folding the conversation costs a question that does not lean on it."""
+    from benchmarks.in_thread import previous_reply
     from rag.models import Message, Role
 
     single = [i for i in items if len(i.turns) == 1 and i.gold and i.evidence]
     out = []
     for before, item in itertools.pairwise(single):
-        cited = f"{before.gold[0].doc} {before.gold[0].article}".strip()
-        reply = f"{cited}에 따르면 {before.evidence}\n\n근거 조문: [1] {cited}"
-        turns = [before.turns[0], Message(role=Role.ASSISTANT, content=reply),
+        turns = [before.turns[0], Message(role=Role.ASSISTANT, content=previous_reply(before)),
                  item.turns[0]]
         out.append(item.model_copy(update={"turns": turns, "type": f"{item.type}+after"}))
     return out
