@@ -56,7 +56,9 @@ PARAMETERS: dict[str, tuple[tuple[float, ...], float, str]] = {
     "out_of_domain_factor": ((0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), 1.0, "prior:outside_named_domain"),
     "vector_domain_factor": ((0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0), 1.0, "prior:outside_vector_domain"),
     "named_document_boost": ((1.0, 1.1, 1.2, 1.3, 1.5, 1.8, 2.2), 1.0, "prior:named_document"),
-    "cited_article_boost": ((1.0, 1.1, 1.2, 1.35, 1.5, 1.8, 2.2, 3.0), 1.0, "prior:cited_article"),
+    # Below 1: a follow-up may ask about another article than the one the previous reply cited.
+    "cited_article_boost": ((0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.8, 2.2, 3.0), 1.0,
+                            "prior:cited_article"),
     "cited_document_boost": ((1.0, 1.05, 1.1, 1.2, 1.35, 1.5), 1.0, "prior:cited_document"),
     "subordinate_factor": ((0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1), 1.0, "prior:subordinate"),
     "rerank_title_weight": ((0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0), 0.0, "feature:title"),
