@@ -164,7 +164,8 @@ class AnswerabilityJudge:
 
     def __init__(self, corpus: IndexedCorpus, tokenizer: Tokenizer, *, analyzer: QueryAnalyzer | None = None,
                  threshold: float | None = None, weights: AnswerabilityWeights | None = None,
-                 fit: AnswerabilityFit | None = None, cues: QuestionCues | None = None, top_n: int = 3) -> None:
+                 fit: AnswerabilityFit | None = None, cues: QuestionCues | None = None, top_n: int = 3,
+                 folder: ConversationFolder | None = None) -> None:
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ValueError("threshold must be within 0–1")
         if top_n < 1:
@@ -181,7 +182,8 @@ class AnswerabilityJudge:
         self.cues = cues or QuestionCues.load()
         self.fillers = FILLER_WORDS | self.cues.filler_words
         self.top_n = top_n
-        self.folder = ConversationFolder(tokenizer, topic_nouns=0)  # only its cues: does a question point back
+        # Its cues say whether a question points back at the conversation (the app's folder, which folded it).
+        self.folder = folder or ConversationFolder(tokenizer, topic_nouns=0)
 
     def decide(self, score: float, blend: AnswerabilityFit | None = None) -> Outcome:
         """The outcome of `score` under `blend`'s thresholds (the operator's answer threshold, when set, wins)."""
@@ -209,14 +211,12 @@ class AnswerabilityJudge:
         and do not point back at the conversation: the earlier question's words, which the earlier article covers,
         must not carry an unrelated question ("사내 카페는 몇 시까지 열어?" after a question on annual leave).
         Otherwise the folded question is judged: the conversation resolves what the follow-up leaves out or points
-        to. The folded question's signals are kept as features of their own (`<name>_folded`)."""
-        judged = self._assess(question, hits, parts=parts)
-        if not asked or asked == question:
-            return judged
-        own = self._assess(asked, hits, parts=parts)
-        features = {**own.features, **{f"{name}_folded": value for name, value in judged.features.items()}}
-        unrelated = own.features.get("missing_top") == 1.0 and not self.folder.points_back(asked)
-        return (own if unrelated else judged).model_copy(update={"features": features})
+        to (the folded question is assessed only then)."""
+        if asked and asked != question:
+            own = self._assess(asked, hits, parts=parts)
+            if own.features.get("missing_top") == 1.0 and not self.folder.points_back(asked):
+                return own
+        return self._assess(question, hits, parts=parts)
 
     def _assess(self, question: str, hits: Sequence[Hit], *, parts: int = 1) -> Answerability:
         # Fitted features of an English or Vietnamese question: the language itself, and what the glossary read

@@ -62,13 +62,14 @@ def build_stages(*, llm: LlmProvider | None, corpus: IndexedCorpus, tokenizer: T
     """
     config = config or StagesConfig()
     window = HistoryWindow(messages=config.history_messages, chars=config.history_chars)
-    enhancer = OfflineQueryEnhancer(folder or ConversationFolder(tokenizer, glossary=analyzer.glossary), window=window)
+    folder = folder or ConversationFolder(tokenizer, glossary=analyzer.glossary)
+    enhancer = OfflineQueryEnhancer(folder, window=window)
     understander = OfflineQueryUnderstander(enhancer=enhancer,
                                             router=OfflineQueryRouter(lookup, tokenizer, corpus=corpus,
                                                                       changes=changes),
                                             planner=OfflineQueryPlanner(tokenizer), glossary=analyzer.glossary)
     judge = AnswerabilityJudge(corpus, tokenizer, analyzer=analyzer, threshold=config.answerable_threshold,
-                               cues=question_cues)
+                               cues=question_cues, folder=folder)
     grader = OfflineGrader(corpus, tokenizer, analyzer=analyzer, judge=judge)
     smalltalk = SmallTalkResponder(corpus)
     rewriter = OfflineQueryRewriter(analyzer)
