@@ -250,10 +250,14 @@ class AnswerPipeline:
             if not grade.passed:
                 trace.note("hedge: the closest article, quoted as such")
             return
-        # A foreign question the glossary could not read has no words worth naming ("what", "does").
-        unread = understood.language != "ko" and not understood.korean_query
-        text = refusal_message(() if unread else grade.looked_for, hits,
-                               silent_on=() if unread else grade.silent_on, language=understood.language)
+        if understood.language != "ko":
+            # Named in the asker's words (the glossary's topics), not the statutes' Korean ones; a question the
+            # glossary could not read has no words worth naming ("what", "does").
+            topics = understood.topics
+            text = refusal_message(topics, hits, silent_on=topics if grade.silent_on else (),
+                                   language=understood.language)
+        else:
+            text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on)
         # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.
         nearest = about_articles(state.question, related_chunks([h.chunk for h in hits], grade.looked_for),
                                  at_most=REFUSAL_NEAREST)

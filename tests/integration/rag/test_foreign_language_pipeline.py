@@ -75,3 +75,13 @@ async def test_status_lines_follow_the_askers_language(sample_components):
 
     statuses = [e.text for e in events if e.kind == "status"]
     assert statuses[:2] == ["Đang đọc câu hỏi của bạn…", "Đang tìm trong các quy định…"]
+
+
+async def test_an_english_refusal_names_the_askers_own_words_not_the_statutes_korean(sample_components):
+    answer, _ = await collect(sample_components.pipeline,
+                              "How much is the funeral allowance when a family member of a worker dies?")
+
+    assert not answer.grounded and not answer.citations
+    first = answer.text.split(". ")[0]
+    # It once named '장례비', '근로자': the words the judge read, which the asker never wrote.
+    assert "'funeral'" in first and not any("\uac00" <= c <= "\ud7a3" for c in first)
