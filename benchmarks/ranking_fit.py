@@ -222,9 +222,22 @@ class Pool:
                 self.features_by_context[i, :, :m] = r["features_by_context"]
         self.articles = int(self.article.max()) + 1
 
-    def ranks(self, params: dict[str, float], rows: np.ndarray | None = None) -> np.ndarray:
-        """Rank (1-based, among distinct articles) of the best gold article per item; 0 when gold is absent."""
+    def ranks(self, params: dict[str, float], rows: np.ndarray | None = None,
+              factor: np.ndarray | None = None) -> np.ndarray:
+        """Rank (1-based, among distinct articles) of the best gold article per item; 0 when gold is absent.
+        `factor` (items × candidates) multiplies the fused scores after the priors."""
         sel = slice(None) if rows is None else rows
+        value = self.values(params, sel, factor)
+        n = value.shape[0]
+        best = np.full((n, self.articles), -np.inf)
+        np.maximum.at(best, (np.arange(n)[:, None].repeat(value.shape[1], 1), self.article[sel]), value)
+        gold_best = np.where(self.gold[sel], value, -np.inf).max(axis=1)
+        rank = 1 + (best > gold_best[:, None]).sum(axis=1)
+        return np.where(np.isfinite(gold_best), rank, 0)
+
+    def values(self, params: dict[str, float], sel: slice | np.ndarray, factor: np.ndarray | None = None) \
+            -> np.ndarray:
+        """Each candidate's final score (items × candidates; -inf where there is none)."""
         valid, lexical = self.valid[sel], self.lexical[sel]
         if "context_weight" in params:
             lexical = self.lexical_by_context[sel, CONTEXT_GRID.index(params["context_weight"])]
@@ -243,6 +256,8 @@ class Pool:
             if kind.startswith("signal:") and value:
                 fused = fused + value * self.signals[kind[7:]][sel]
         fused = fused * np.where(self.priors[sel], factors, 1.0).prod(axis=2)
+        if factor is not None:
+            fused = fused * factor[sel]
         fused = np.where(valid, fused, -np.inf)
         order = np.argsort(-fused, axis=1, kind="stable")
         position = np.empty_like(order)
@@ -254,13 +269,7 @@ class Pool:
         features[:, :, 0] = fused / top
         value = (features @ weights) * np.where(self.stub[sel], params["rerank_addenda_penalty"], 1.0)
         value = np.where(position < self.depth, value, fused / top - 1e6)  # below the reranked depth: fused order
-        value = np.where(valid, value, -np.inf)
-        n = value.shape[0]
-        best = np.full((n, self.articles), -np.inf)
-        np.maximum.at(best, (np.arange(n)[:, None].repeat(value.shape[1], 1), self.article[sel]), value)
-        gold_best = np.where(self.gold[sel], value, -np.inf).max(axis=1)
-        rank = 1 + (best > gold_best[:, None]).sum(axis=1)
-        return np.where(np.isfinite(gold_best), rank, 0)
+        return np.where(valid, value, -np.inf)
 
 
 def figures(ranks: np.ndarray) -> dict[str, float]:
@@ -407,7 +416,8 @@ def main() -> int:
             "sets": {name: n for name, n in sorted(sizes.items())},
             "items": len(records),
             "decision": "applied" if args.apply else existing.get("decision", "not applied"),
-            "values": {k: float(v) for k, v in final.items()} if args.apply else existing.get("values", current),
+            "values": {**existing.get("values", current), **({k: float(v) for k, v in final.items()}
+                                                             if args.apply else {})},
             "candidate": {
                 "values": {k: float(v) for k, v in final.items()},
                 "dropped_to_neutral": sorted(dropped),
@@ -425,6 +435,7 @@ def main() -> int:
                 },
             },
         }
+        data.update({k: v for k, v in existing.items() if k == "focus"})  # benchmarks/focus_fit.py's own fit
         header = ("# Ranking weights, priors and reranker factors: `values` are RetrievalConfig's defaults; `candidate`"
                   " is what\n# benchmarks/ranking_fit.py fitted, with its cross-validation and why it is or is not "
                   "applied.\n")

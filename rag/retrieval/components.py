@@ -63,6 +63,7 @@ class QueryDomains:
     decision: DomainDecision
     named_documents: tuple[str, ...] = ()
     cited: tuple[tuple[str, str], ...] = ()  # (document, article) the earlier reply a follow-up leans on cited
+    moved_on: bool = False  # the follow-up's own words rank another article well ahead of the cited ones (focus.py)
 
 
 class ScopeFilter:
@@ -342,7 +343,10 @@ class PriorWeighting:
         present = [c for c in candidates if c.chunk_id in self.corpus.position]  # a vector whose chunk is gone
         if not present:
             return []
-        values = np.where(self.flags([c.chunk_id for c in present], domains), self.factors, 1.0).prod(axis=1)
+        factors = self.factors
+        if domains.moved_on:
+            factors[PRIOR_FLAGS.index("cited_article")] = self.config.cited_focus_factor
+        values = np.where(self.flags([c.chunk_id for c in present], domains), factors, 1.0).prod(axis=1)
         out = [Candidate(c.chunk_id, c.score * float(v), c.ranks) for c, v in zip(present, values, strict=True)]
         out.sort(key=lambda c: -c.score)
         return out

@@ -102,6 +102,13 @@ class RetrievalConfig(BaseModel):
     cited_article_boost: float = Field(fitted("cited_article_boost", 1.0),
         description="Score factor of an article the previous reply cited, "
                     "for a follow-up that leans on it.")
+    cited_focus_factor: float = Field(fitted("cited_focus_factor", 1.0), gt=0,
+        description="Score factor of an article the previous reply cited when the follow-up's own words, ranked "
+                    "alone, score it under `cited_focus_share` of their best: the follow-up asks about something "
+                    "else.")
+    cited_focus_share: float = Field(fitted("cited_focus_share", 0.8), ge=0, le=1,
+        description="Share of the own words' best score under which a follow-up has moved on from the cited "
+                    "article.")
     subordinate_factor: float = Field(fitted("subordinate_factor", 1.0), gt=0,
         description="Factor for an article of a subordinate regulation (one whose name extends another "
                     "document's: 근로기준법 시행령 under 근로기준법) unless the question names it.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
@@ -22,13 +23,16 @@ from rag.retrieval.components import (
     Fusion,
     LexicalSearch,
     PriorWeighting,
+    QueryDomains,
     QueryEmbedder,
+    Ranking,
     ScopeFilter,
     distinct_articles_first,
 )
 from rag.retrieval.config import RetrievalConfig
 from rag.retrieval.corpus import IndexedCorpus
 from rag.retrieval.domains import DomainClassifier, load_domains
+from rag.retrieval.focus import FollowupFocus
 from rag.retrieval.links import PurposeLink, SanctionLinks
 from rag.retrieval.names import load_aliases
 from rag.retrieval.neighbours import NeighbourExpander
@@ -84,6 +88,7 @@ class HybridRetriever:
         self.sanctions = SanctionLinks(corpus, neighbours or NeighbourExpander(corpus, aliases=dict(aliases)), config)
         self.purpose = PurposeLink(corpus)
         self.budget = DomainBudget(self.domains, config)
+        self.focus = FollowupFocus(config.cited_focus_share)
 
     async def search(self, query: str, *, k: int = 10, scope: Scope | None = None, context: str = "") -> list[Hit]:
         analyzed = self.analyzer.analyze(query, context=context)
@@ -111,6 +116,18 @@ class HybridRetriever:
 
     # --- the pipeline of steps ----------------------------------------------------------------------------------
 
+    def _own_words_ranking(self, analyzed: AnalyzedQuery, mask: np.ndarray, dense: Ranking | None,
+                           domains: QueryDomains) -> list[Hit]:
+        """A follow-up's own words ranked without the conversation folded in (the dense ranking is reused: it
+        reads only a few characters of the context)."""
+        assert self.reranker is not None
+        own = analyzed.model_copy(update={"context": "", "context_tokens": (), "context_expansion": (),
+                                          "context_expansion_share": ()})
+        rankings = [self.lexical.run(own, mask), *self.lexical.signals(own, mask), *([dense] if dense else [])]
+        candidates = self.priors.run(self.fusion.run(rankings, foreign=own.language != "ko"),
+                                     replace(domains, cited=()))
+        return self.reranker.rerank(own, self.deduplication.run(candidates, mask, limit=self.config.rerank_depth))
+
     def _run(self, analyzed: AnalyzedQuery, k: int, scope: Scope | None, *, rerank: bool = True) -> list[Hit]:
         scope = scope or Scope()
         self.corpus.refresh()
@@ -124,6 +141,11 @@ class HybridRetriever:
         dense = self.dense.run(analyzed, vector, scope, mask)
         if dense is not None:
             rankings.append(dense)
+        if (domains.cited and analyzed.context and rerank and self.config.cited_focus_factor != 1.0
+                and self.reranker is not None and not isinstance(self.reranker, AsyncReranker)):
+            own = self._own_words_ranking(analyzed, mask, dense, domains)
+            if self.focus.moved_on(own, domains.cited):
+                domains = replace(domains, moved_on=True)
         candidates = self.priors.run(self.fusion.run(rankings, foreign=analyzed.language != "ko"), domains)
         hits = self.deduplication.run(candidates, mask, limit=max(self.config.rerank_depth, k))
         if rerank and self.reranker is not None:

@@ -242,3 +242,27 @@ def test_a_reply_cites_the_articles_named_after_a_regulation_not_the_numbers_ins
              "근거 조문: [1] 근로기준법 제60조 및 제61조 [2] 근로기준법 시행령 제26조")
     assert retriever.domains.cited_articles(reply) == {
         ("근로기준법", "제60조"), ("근로기준법", "제61조"), ("근로기준법 시행령", "제26조")}
+
+
+LEAVE_EXCHANGE = ("입사 1년 지나면 연차 며칠 받아? 근로기준법 제60조 제1항에 따르면 사용자는 1년간 80퍼센트 이상 "
+                  "출근한 근로자에게 15일의 유급휴가를 주어야 합니다.")
+
+
+@pytest.mark.parametrize(("question", "asked_about"), [
+    ("그럼 야근하면 돈 더 줘?", "근로기준법 제56조"),
+    ("그럼 회사 사정으로 쉬면 월급은?", "근로기준법 제46조"),
+])
+def test_a_follow_up_that_moved_on_finds_its_own_article_before_the_one_just_quoted(
+        rules_corpus, kiwi_tokenizer, question, asked_about):
+    def first(factor: float) -> str:
+        config = RetrievalConfig(cited_focus_factor=factor)
+        retriever = HybridRetriever(rules_corpus, QueryAnalyzer(kiwi_tokenizer), config=config)
+        return labels(retriever.search_sync(question, k=3, context=LEAVE_EXCHANGE))[0]
+
+    assert first(RetrievalConfig().cited_focus_factor) == asked_about
+    assert first(1.0) == "근로기준법 제60조"  # without the focus, the article the reply quoted comes back first
+
+
+def test_a_follow_up_on_the_same_matter_keeps_the_article_just_quoted(retriever):
+    assert labels(retriever.search_sync("그럼 그 휴가를 다 못 쓰면 돈으로 받아?", k=3,
+                                        context=LEAVE_EXCHANGE))[0] == "근로기준법 제60조"
