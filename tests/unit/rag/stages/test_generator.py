@@ -218,6 +218,17 @@ class TestExtractiveGenerator:
         leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
         assert [re.findall(r"\[\d+\]", line) for line in leads] == [["[1]"], ["[2]"]]
 
+    async def test_two_parts_over_the_same_article_never_lead_with_the_same_sentence(self, samples, hits):
+        # Both parts' best sentence was 제20조 ①, and the answer opened with it twice; the second takes its next best.
+        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
+        request = GenerationInput(question="연차는 며칠이고 연차 일수는 어떻게 늘어나?",
+                                  sub_questions=("연차는 며칠이야?", "연차 일수는 어떻게 늘어나?"),
+                                  evidence=((hits["leave"],), (hits["leave"],)))
+        await drain(generator, request)
+        leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
+        assert len(leads) == 2 and leads[0].startswith("1년간 80퍼센트") and "[1]" in leads[0]
+        assert "[2]" in leads[1] and "연차유급휴가를 준다. [1]" not in leads[1]
+
     @pytest.mark.parametrize(("question", "body", "lead_starts", "lead_holds"), [
         # The limit asked for is the proviso of a sentence that announces a list: the proviso leads, on its own.
         ("탄력 근무하면 한 주에 최대 몇 시간까지 일해?",
