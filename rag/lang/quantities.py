@@ -27,14 +27,6 @@ def numeric_conditions(text: str, pattern: re.Pattern[str]) -> set[tuple[str, st
     return {(m.group(1), m.group(2), m.group(3) is not None) for m in pattern.finditer(text)}
 
 
-def with_figure_units(tokens: Iterable[str]) -> set[str]:
-    """Tokens plus the units of their figures, for matching question words: "4시간" answers "몇 시간", "3개월"
-    answers "몇 개월"."""
-    found = set(tokens)
-    found.update(t.lstrip("0123456789") for t in found.copy() if t[:1].isdigit())
-    return found
-
-
 _FIGURE_DIGITS = "0123456789.,"
 _SPACE = re.compile(r"\s+")
 _NOT_UNIT = re.compile(r"[\d.,]")
@@ -43,6 +35,14 @@ _NOT_UNIT = re.compile(r"[\d.,]")
 def figure_unit(token: str) -> str:
     """The unit of a figure token ("3일" → "일", "1,000원" → "원"); "" for a bare number."""
     return token.lstrip(_FIGURE_DIGITS)
+
+
+def with_figure_units(tokens: Iterable[str]) -> set[str]:
+    """Tokens plus the units of their figures, for matching question words: "4시간" answers "몇 시간", "3개월"
+    answers "몇 개월"."""
+    found = set(tokens)
+    found.update(figure_unit(t) for t in found.copy() if t[:1].isdigit())
+    return found
 
 
 def stated_figures(text: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> dict[str, set[str]]:
