@@ -435,7 +435,8 @@ def main() -> int:
                 },
             },
         }
-        data.update({k: v for k, v in existing.items() if k == "focus"})  # benchmarks/focus_fit.py's own fit
+        if "focus" in existing:  # benchmarks/focus_fit.py's own fit
+            data["focus"] = existing["focus"]
         header = ("# Ranking weights, priors and reranker factors: `values` are RetrievalConfig's defaults; `candidate`"
                   " is what\n# benchmarks/ranking_fit.py fitted, with its cross-validation and why it is or is not "
                   "applied.\n")

@@ -343,9 +343,9 @@ class PriorWeighting:
         present = [c for c in candidates if c.chunk_id in self.corpus.position]  # a vector whose chunk is gone
         if not present:
             return []
-        factors = self.factors
+        factors = self.factors.copy()
         if domains.moved_on:
-            factors[PRIOR_FLAGS.index("cited_article")] = self.config.cited_focus_factor
+            factors[PRIOR_FLAGS.index("cited_article")] *= self.config.cited_focus_factor
         values = np.where(self.flags([c.chunk_id for c in present], domains), factors, 1.0).prod(axis=1)
         out = [Candidate(c.chunk_id, c.score * float(v), c.ranks) for c, v in zip(present, values, strict=True)]
         out.sort(key=lambda c: -c.score)

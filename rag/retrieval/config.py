@@ -103,9 +103,9 @@ class RetrievalConfig(BaseModel):
         description="Score factor of an article the previous reply cited, "
                     "for a follow-up that leans on it.")
     cited_focus_factor: float = Field(fitted("cited_focus_factor", 1.0), gt=0,
-        description="Score factor of an article the previous reply cited when the follow-up's own words, ranked "
-                    "alone, score it under `cited_focus_share` of their best: the follow-up asks about something "
-                    "else.")
+        description="Multiplies the score of an article the previous reply cited when the follow-up's own "
+                    "words, ranked alone, score it under `cited_focus_share` of their best: the follow-up asks "
+                    "about something else.")
     cited_focus_share: float = Field(fitted("cited_focus_share", 0.8), ge=0, le=1,
         description="Share of the own words' best score under which a follow-up has moved on from the cited "
                     "article.")

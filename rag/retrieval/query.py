@@ -94,6 +94,11 @@ class AnalyzedQuery(BaseModel):
     core_tokens: tuple[str, ...] = ()  # the tokens of the question's core (`QuestionReader.core`) when it has a story
     facets: QuestionFacets = QuestionFacets()  # what the query asks (rag/lang/asks.py)
 
+    def without_context(self) -> AnalyzedQuery:
+        """The question's own words alone: the earlier turns' words and their expansions left out."""
+        return self.model_copy(update={"context": "", "context_tokens": (), "context_expansion": (),
+                                       "context_expansion_share": ()})
+
     @property
     def lexical_tokens(self) -> list[str]:
         """Every distinct query token, own words first."""

@@ -37,7 +37,7 @@ from rag.retrieval.links import PurposeLink, SanctionLinks
 from rag.retrieval.names import load_aliases
 from rag.retrieval.neighbours import NeighbourExpander
 from rag.retrieval.query import AnalyzedQuery, QueryAnalyzer
-from rag.retrieval.rerank import AsyncReranker, Reranker, heuristic_reranker
+from rag.retrieval.rerank import AsyncReranker, HeuristicReranker, Reranker, heuristic_reranker
 
 __all__ = ["HybridRetriever", "RetrievalConfig", "Retriever", "distinct_articles_first"]
 
@@ -89,6 +89,8 @@ class HybridRetriever:
         self.purpose = PurposeLink(corpus)
         self.budget = DomainBudget(self.domains, config)
         self.focus = FollowupFocus(config.cited_focus_share)
+        self.own_words_reranker = self.reranker if isinstance(self.reranker, HeuristicReranker) \
+            else heuristic_reranker(config, corpus.idf)
 
     async def search(self, query: str, *, k: int = 10, scope: Scope | None = None, context: str = "") -> list[Hit]:
         analyzed = self.analyzer.analyze(query, context=context)
@@ -118,15 +120,15 @@ class HybridRetriever:
 
     def _own_words_ranking(self, analyzed: AnalyzedQuery, mask: np.ndarray, dense: Ranking | None,
                            domains: QueryDomains) -> list[Hit]:
-        """A follow-up's own words ranked without the conversation folded in (the dense ranking is reused: it
-        reads only a few characters of the context)."""
-        assert self.reranker is not None
-        own = analyzed.model_copy(update={"context": "", "context_tokens": (), "context_expansion": (),
-                                          "context_expansion_share": ()})
+        """A follow-up's own words ranked without the conversation folded in, by the heuristic reranker whatever
+        orders the answer (what `benchmarks/focus_fit.py` fitted its share on). The dense ranking is reused: it
+        reads at most `dense_context_chars` of the context."""
+        own = analyzed.without_context()
         rankings = [self.lexical.run(own, mask), *self.lexical.signals(own, mask), *([dense] if dense else [])]
         candidates = self.priors.run(self.fusion.run(rankings, foreign=own.language != "ko"),
                                      replace(domains, cited=()))
-        return self.reranker.rerank(own, self.deduplication.run(candidates, mask, limit=self.config.rerank_depth))
+        return self.own_words_reranker.rerank(own, self.deduplication.run(candidates, mask,
+                                                                          limit=self.config.rerank_depth))
 
     def _run(self, analyzed: AnalyzedQuery, k: int, scope: Scope | None, *, rerank: bool = True) -> list[Hit]:
         scope = scope or Scope()
@@ -141,10 +143,8 @@ class HybridRetriever:
         dense = self.dense.run(analyzed, vector, scope, mask)
         if dense is not None:
             rankings.append(dense)
-        if (domains.cited and analyzed.context and rerank and self.config.cited_focus_factor != 1.0
-                and self.reranker is not None and not isinstance(self.reranker, AsyncReranker)):
-            own = self._own_words_ranking(analyzed, mask, dense, domains)
-            if self.focus.moved_on(own, domains.cited):
+        if domains.cited and analyzed.context and self.config.cited_focus_factor != 1.0:
+            if self.focus.moved_on(self._own_words_ranking(analyzed, mask, dense, domains), domains.cited):
                 domains = replace(domains, moved_on=True)
         candidates = self.priors.run(self.fusion.run(rankings, foreign=analyzed.language != "ko"), domains)
         hits = self.deduplication.run(candidates, mask, limit=max(self.config.rerank_depth, k))
