@@ -8,7 +8,7 @@ Two steps, so fitting never re-runs the pipeline:
           every `max_lead_chars` of the grid, with what the pipeline put around the draft (a hedge's opening, the
           notes after it). Items it did not write (refused, small talk, lookups) keep their answer as it is;
   fit     coordinate ascent over the lead's `StageTuning` values, each value set replayed with the generator's
-          own `choose_lead` and `compose`; objective: the mean share of an item's `answer_keywords` found in the
+          own `choose_leads` and `compose`; objective: the mean share of an item's `answer_keywords` found in the
           answer's first 200 characters (`keyword_coverage_first_200`). `--folds` folds, stratified by set: each
           fold is scored with the values fitted on the others, and those held-out figures are the ones reported.
           A weight whose neutral value (1) does about as well in cross-validation (within `KEEP_MARGIN`) is set
@@ -46,7 +46,7 @@ from benchmarks.folds import stratified_folds  # noqa: E402
 from rag.eval import LEAD_CHARS, keyword_coverage  # noqa: E402
 from rag.stages.config import HAND_SET, LEAD_FIT, StageTuning  # noqa: E402
 from rag.stages.generator.extractive import compose  # noqa: E402
-from rag.stages.generator.lead import choose_lead, lead_candidates  # noqa: E402
+from rag.stages.generator.lead import choose_leads, lead_candidates  # noqa: E402
 
 # Fitted value → (grid, neutral value or None: a threshold, not a weight that can be switched off).
 PARAMETERS: dict[str, tuple[tuple[float, ...], float | None]] = {
@@ -129,12 +129,11 @@ def _render(drafted: dict, tuning: StageTuning, memo: dict | None) -> str:
     """The draft's text with the lead `tuning` chooses."""
     parts, studied = drafted["parts"], drafted["studied"]
     at_most = tuning.lead_sentences if len(parts) == 1 else 1
-    answered, key = [], []
-    for part in studied:
-        chosen = choose_lead(part["candidates"][tuning.max_lead_chars], part["terms"], tuning, at_most,
-                             part["facets"])
-        key.append(tuple(id(c) for c in chosen))
-        answered.append((part["question"], part["ranked"], [(c.shown, c.hit, c.marker, c.text) for c in chosen]))
+    leads = choose_leads([(part["candidates"][tuning.max_lead_chars], part["terms"], part["facets"])
+                          for part in studied], tuning, at_most)
+    key = [tuple(id(c) for c in chosen) for chosen in leads]
+    answered = [(part["question"], part["ranked"], [(c.shown, c.hit, c.marker, c.text) for c in chosen])
+                for part, chosen in zip(studied, leads, strict=True)]
     if memo is not None and tuple(key) in memo:
         return memo[tuple(key)]
     text = compose(drafted["request"], parts, answered, tuning).text

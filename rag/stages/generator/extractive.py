@@ -7,7 +7,7 @@ quotes follow. It is also the LLM generator's fallback when the LLM is down.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Callable
 
 from rag import messages
 from rag.lang import FOREIGN, framing_for
@@ -21,7 +21,7 @@ from rag.retrieval.query import QueryAnalyzer
 from rag.retrieval.tokenizer import Tokenizer
 from rag.stages.config import StageTuning
 from rag.stages.contracts import DraftAnswer, GenerationEvent, GenerationInput
-from rag.stages.generator.lead import choose_lead, lead_candidates, term_overlap
+from rag.stages.generator.lead import LeadCandidate, choose_leads, lead_candidates, term_overlap
 
 
 class ExtractiveGenerator:
@@ -70,12 +70,10 @@ class ExtractiveGenerator:
                 studied.append((part_question, terms, ranked, asks))
         if self.observer is not None:  # benchmarks/lead_fit.py records the lead's candidates here
             self.observer(self, request, parts, studied)
-        answered, said = [], set()
-        for part_question, terms, ranked, asks in studied:
-            # A part never leads with a sentence an earlier part's lead already quoted: it takes its next best.
-            lead = self.lead(part_question, terms, ranked, sentences_per_part, asked=asked, facets=asks, avoid=said)
-            said.update(sentence for sentence, *_ in lead)
-            answered.append((part_question, ranked, lead))
+        leads = choose_leads([(self.lead_candidates(terms, ranked, asks), terms, asks)
+                              for _, terms, ranked, asks in studied], self.tuning, sentences_per_part)
+        answered = [(part_question, ranked, [(c.shown, c.hit, c.marker, c.text) for c in lead])
+                    for (part_question, _, ranked, _), lead in zip(studied, leads, strict=True)]
         return compose(request, parts, answered, self.tuning)
 
     def _facets(self, request: GenerationInput, parts: tuple[str, ...], asked: str) -> tuple[QuestionFacets, ...]:
@@ -123,21 +121,13 @@ class ExtractiveGenerator:
                 out.append(item)
         return out
 
-    def lead(self, question: str, terms: dict[str, float], ranked: list[tuple[float, Hit, str, str]],
-             at_most: int | None = None, *, asked: str = "",
-             facets: QuestionFacets | None = None, avoid: Collection[str] = ()) -> list[tuple[str, Hit, str, str]]:
-        """The sentence(s) that answer: from the best paragraphs, the one carrying what is asked (a figure, a
-        condition, a deadline, a definition) and the most question words; a second one from another paragraph
-        only when it answers question words the first leaves out (`lead.py`)."""
-        # What is asked (rag/lang/asks.py); the amount and its units in the user's own words (a follow-up's, not
-        # the earlier question's): "며칠" → days.
-        facets = facets or self.reader.read(question, asked=asked)
-        candidates = [c for c in lead_candidates(self.tokenizer, terms, ranked, facets,
-                                                 max_chars=self.tuning.max_lead_chars,
-                                                 depth=self.tuning.figure_lead_depth) if c.shown not in avoid]
-        at_most = self.tuning.lead_sentences if at_most is None else at_most
-        return [(c.shown, c.hit, c.marker, c.text)
-                for c in choose_lead(candidates, terms, self.tuning, at_most, facets)]
+    def lead_candidates(self, terms: dict[str, float], ranked: list[tuple[float, Hit, str, str]],
+                        facets: QuestionFacets) -> list[LeadCandidate]:
+        """The sentences that may lead (`lead.py`): from the best paragraphs, those carrying what is asked (a
+        figure, a condition, a deadline, a definition — `facets`, read from the user's own words) and question
+        words; `choose_leads` picks among them."""
+        return lead_candidates(self.tokenizer, terms, ranked, facets, max_chars=self.tuning.max_lead_chars,
+                               depth=self.tuning.figure_lead_depth)
 
     def _terms(self, question: str, asked: str = "") -> dict[str, float]:
         """Question word → weight (IDF); the synonym table's regulation terms for its colloquial words count less,

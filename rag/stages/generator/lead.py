@@ -12,6 +12,7 @@ the unit asked. The two are apart so that the fit can record the candidates once
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.lang.asks import QuestionFacets
@@ -131,6 +132,20 @@ def _flags(shown: str, facets: QuestionFacets, conditions: set, contradictions: 
     return (facets.figure and bool(FIGURE.search(shown)), facets.meaning and bool(DEFINITION.search(shown)),
             facets.limit and bool(STATES_LIMIT.search(shown)), facets.sanction and bool(STATES_SANCTION.search(shown)),
             facets.listing and bool(ANNOUNCES_ITEMS.search(shown)), met, missed)
+
+
+def choose_leads(parts: Sequence[tuple[list[LeadCandidate], dict[str, float], QuestionFacets]], tuning: StageTuning,
+                 at_most: int) -> list[list[LeadCandidate]]:
+    """Each part's lead, in order (candidates, weighted words, facets per part): a part never leads with a sentence
+    an earlier part's lead already quoted, and takes its next best instead (two parts over one article once both
+    opened with its ①)."""
+    said: set[str] = set()
+    leads = []
+    for candidates, terms, facets in parts:
+        chosen = choose_lead([c for c in candidates if c.shown not in said], terms, tuning, at_most, facets)
+        said.update(c.shown for c in chosen)
+        leads.append(chosen)
+    return leads
 
 
 def choose_lead(candidates: list[LeadCandidate], terms: dict[str, float], tuning: StageTuning, at_most: int,
