@@ -33,7 +33,7 @@ from rag.search_state import SearchState
 from rag.stages.contracts import DraftAnswer, GenerationInput, GradeResult, QueryUnderstanding, VerificationResult
 from rag.stages.factory import PipelineStages
 from rag.stages.followups import about_articles
-from rag.stages.refusal import refusal_message, related_chunks
+from rag.stages.refusal import refusal_message, related_chunks, silent_topics
 from rag.stages.router import OFF_TOPIC
 from rag.text import normalize_text
 from rag.trace import TurnTrace, short
@@ -253,9 +253,8 @@ class AnswerPipeline:
         if understood.language != "ko":
             # Named in the asker's words (the glossary's topics), not the statutes' Korean ones; a question the
             # glossary could not read has no words worth naming ("what", "does").
-            topics = understood.topics
-            text = refusal_message(topics, hits, silent_on=topics if grade.silent_on else (),
-                                   language=understood.language)
+            silent = silent_topics(understood.topics, understood.topic_words, grade.silent_on)
+            text = refusal_message(understood.topics, hits, silent_on=silent, language=understood.language)
         else:
             text = refusal_message(grade.looked_for, hits, silent_on=grade.silent_on)
         # Nothing is quoted; the closest articles are offered as lookups, one tap away when the judge was wrong.

@@ -56,6 +56,7 @@ class GlossaryMatch(BaseModel):
     entries: tuple[GlossaryEntry, ...] = ()  # the entries whose phrases the question holds, in question order
     korean_query: str = ""
     topics: tuple[str, ...] = ()  # the matched entries' own-language names, in question order
+    topic_words: tuple[tuple[str, ...], ...] = ()  # per topic, the Korean words its entries added
     # The share of the question's content words (not function words, not numbers) no glossary phrase took: what
     # never reached the Korean search. 0 for a Korean question.
     unread: float = 0.0
@@ -132,7 +133,11 @@ class Glossary:
         named = _HANGUL_TERM.findall(unicodedata.normalize("NFC", text))
         entries = tuple(dict.fromkeys(entry for _, entry in found))
         korean = list(dict.fromkeys([*named, *(word for entry in entries for word in entry.korean)]))
-        topics = tuple(dict.fromkeys(entry.topic for entry in entries if entry.names_topic))
+        by_topic: dict[str, list[str]] = {}
+        for entry in entries:
+            if entry.names_topic:
+                by_topic.setdefault(entry.topic, []).extend(entry.korean)
+        topics = tuple(by_topic)
         function_words = self.function_words.get(language, frozenset())
         content = [owner for word, owner in zip(words, owners, strict=True)
                    if word not in function_words and not word.isdigit()]
@@ -140,6 +145,7 @@ class Glossary:
         topical = sum(1 for owner in content if owner is not None and owner.names_topic) / len(content) \
             if content else 0.0
         return GlossaryMatch(language=language, entries=entries, korean_query=" ".join(korean), topics=topics,
+                             topic_words=tuple(tuple(dict.fromkeys(words)) for words in by_topic.values()),
                              unread=round(unread, 4), topical=round(topical, 4))
 
     def leans_on_history(self, text: str) -> bool | None:

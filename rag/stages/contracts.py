@@ -71,6 +71,7 @@ class QueryUnderstanding(BaseModel):
     language: str = "ko"  # the asker's language (rag/lang): the reply's framing follows it
     korean_query: str = ""  # en / vi: the glossary's Korean words for the question, what the judge reads
     topics: tuple[str, ...] = ()  # en / vi: the glossary topics the question names, in its language
+    topic_words: tuple[tuple[str, ...], ...] = ()  # per topic, its Korean words (what a refusal finds silent)
     # What is asked (rag/lang/asks.py), read once from the question the answer is read against (its Korean words
     # for en / vi), with one reading per part of a compound question; the lead of the answer reads them.
     facets: QuestionFacets = QuestionFacets()

@@ -25,6 +25,13 @@ def related_chunks(chunks: Sequence[Chunk], looked_for: Sequence[str]) -> list[C
     return [c for c in chunks if sum(w in c.title or w in c.text for w in nouns) >= need]
 
 
+def silent_topics(topics: Sequence[str], topic_words: Sequence[Sequence[str]], silent_on: Sequence[str]) -> list[str]:
+    """A foreign question's topics (its glossary topics, in the asker's words) the regulations are silent on: those
+    whose Korean words the judge found in no top article."""
+    silent = set(silent_on)
+    return [topic for topic, words in zip(topics, topic_words, strict=False) if silent & set(words)]
+
+
 ECHOED_WORD_CHARS = 20  # one word's share: a 1,999-letter "word" would otherwise fill the cap alone
 
 
@@ -33,7 +40,8 @@ def refusal_message(looked_for: Sequence[str], hits: Sequence[Hit], *, silent_on
     """The reply when the regulations are silent: what they are silent on (the content words no top article holds;
     else what was looked for), the closest regulations searched (by title), and whom to ask. It never quotes
     an article: none of them answers. ("'학교'에 대한 내용은 찾지 못했어요" about 고등교육법 would be false.)
-    `language` picks the framing (rag/lang/framing.py); the words named stay as the judge read them."""
+    `language` picks the framing (rag/lang/framing.py); the caller passes the words to name in the asker's
+    language (a foreign question's glossary topics)."""
     messages = framing_for(language)
     silent = _nouns(silent_on)
     nouns = silent or _nouns(looked_for) or list(looked_for)

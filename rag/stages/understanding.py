@@ -87,9 +87,9 @@ class OfflineQueryUnderstander:
         self.reader = reader or QuestionReader()
 
     def language_of(self, question: str, text: str, history: tuple[Message, ...] = ()) -> dict[str, object]:
-        """`language`, `korean_query` and `topics` of the question (`text`, its standalone form, is translated).
-        A bare reference (a tapped follow-up button, "근로기준법 제56조(연장 근로)") says nothing of the asker's
-        language: it takes the language of the conversation's last user turn that does."""
+        """`language`, `korean_query`, `topics` and `topic_words` of the question (`text`, its standalone form,
+        is translated). A bare reference (a tapped follow-up button, "근로기준법 제56조(연장 근로)") says nothing of
+        the asker's language: it takes the language of the conversation's last user turn that does."""
         if self.glossary is None:
             return {}
         language = self.glossary.read(question).language
@@ -99,7 +99,11 @@ class OfflineQueryUnderstander:
         if language not in FOREIGN:
             return {"language": language}
         read = self.glossary.read(text, language)
-        return {"language": language, "korean_query": read.korean_query, "topics": read.topics}
+        # The topics name the question in the asker's words: an LLM's standalone form may be Korean, so they come
+        # from the question as asked when the standalone form names none.
+        named = read if read.topics or text == question else self.glossary.read(question, language)
+        return {"language": language, "korean_query": read.korean_query, "topics": named.topics,
+                "topic_words": named.topic_words}
 
     def _bare_reference(self, question: str, history: tuple[Message, ...]) -> bool:
         """True for a reference with no words of its own around it: no Latin letters, nothing after the

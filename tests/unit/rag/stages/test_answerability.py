@@ -3,11 +3,12 @@
 import pytest
 
 from rag import messages
+from rag.lang import framing_for
 from rag.models import Chunk, Hit
 from rag.retrieval.query import QueryAnalyzer
 from rag.stages.answerability import AnswerabilityFit, AnswerabilityJudge
 from rag.stages.grader import OfflineGrader
-from rag.stages.refusal import refusal_message
+from rag.stages.refusal import refusal_message, silent_topics
 
 LEAVE_QUESTION = "입사 1년 지나면 연차 며칠 받아?"
 CAFE_QUESTION = "사내 카페는 저녁 몇 시에 문을 닫아?"
@@ -162,6 +163,17 @@ class TestRefusalMessage:
 
     def test_without_content_words_it_is_the_plain_refusal(self):
         assert refusal_message((), []) == messages.NOT_FOUND
+
+    def test_a_foreign_refusal_names_only_the_askers_topics_the_regulations_are_silent_on(self):
+        hits = [hit("근로기준법", "제60조", {"lexical": 1}, text="15일의 유급휴가를 주어야 한다.")]
+        topics, words = ("funeral costs", "annual paid leave"), (("장례비",), ("연차", "유급휴가"))
+        silent = silent_topics(topics, words, ("장례비",))
+        text = refusal_message(topics, hits, silent_on=silent, language="en")
+        assert silent == ["funeral costs"]
+        assert text.startswith(framing_for("en").NOT_COVERED.format(looked_for="'funeral costs'"))
+        # Nothing silent: every topic is named, as in the regulations but unanswered.
+        assert refusal_message(topics, hits, silent_on=silent_topics(topics, words, ()), language="en").startswith(
+            framing_for("en").NOT_ANSWERED.format(looked_for="'funeral costs', 'annual paid leave'"))
 
 
 class TestOfflineGraderDecidesByAnswerability:
