@@ -3,7 +3,7 @@
 A folded follow-up searches its own words with the conversation's words beside them, and those words are the
 previous article's: "그럼 전문대학은 어떤 과정까지 맡길 수 있어요?" after a reply quoting 제21조 found 제21조 again. The
 follow-up's own words are ranked alone; when they score the cited article well under the best one, the follow-up
-has moved on, and the cited article's prior becomes `cited_focus_factor` (a demotion, fitted with
+has moved on, and the cited article's prior is multiplied by `cited_focus_factor` (a demotion, fitted with
 `benchmarks/focus_fit.py`).
 """
 
