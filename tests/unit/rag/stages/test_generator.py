@@ -49,6 +49,14 @@ def draft_of(generator):
     return _DRAFTS[id(generator)]
 
 
+async def compound_leads(samples, parts: tuple[str, ...], evidence, *, tuning: StageTuning | None = None) -> list[str]:
+    """The lead lines the offline generator writes for a compound question of `parts`, each with its evidence."""
+    extra = {"tuning": tuning} if tuning is not None else {}
+    generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer, **extra)
+    await drain(generator, GenerationInput(question=" ".join(parts), sub_questions=parts, evidence=evidence))
+    return draft_of(generator).text.split("\n\n", 1)[0].splitlines()
+
+
 async def lead_for(samples, question: str, article: str, title: str, body: str,
                    *more: tuple[str, str, str], asked: str = "") -> str:
     """The first line the offline generator writes for `question` (as the user `asked` it, for a follow-up made
@@ -198,34 +206,22 @@ class TestExtractiveGenerator:
         assert not any(c.label.startswith("여비 규정") for c in draft.citations)
 
     async def test_a_compound_question_leads_with_an_answer_for_each_part(self, samples, hits):
-        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-        request = GenerationInput(question="병가는 며칠이고 숙박비 한도는 얼마야?",
-                                  sub_questions=("병가는 며칠이야?", "숙박비 한도는 얼마야?"),
-                                  evidence=((hits["sick"],), (hits["hotel"],)))
-        await drain(generator, request)
-        leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
+        leads = await compound_leads(samples, ("병가는 며칠이야?", "숙박비 한도는 얼마야?"),
+                                     ((hits["sick"],), (hits["hotel"],)))
         assert len(leads) == 2 and "[1]" in leads[0] and "[2]" in leads[1]
 
     async def test_a_compound_question_keeps_its_lead_to_one_sentence_a_part(self, samples, hits):
         # With two articles a part, a single question could take a second lead sentence; each part takes one, so
         # the reader meets both parts' answers first.
-        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer,
-                                        tuning=StageTuning(second_lead_share=0.0))
-        request = GenerationInput(question="연차는 며칠이고 숙박비 한도는 얼마야?",
-                                  sub_questions=("연차는 며칠이야?", "숙박비 한도는 얼마야?"),
-                                  evidence=((hits["leave"], hits["promote"]), (hits["hotel"], hits["sick"])))
-        await drain(generator, request)
-        leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
+        leads = await compound_leads(samples, ("연차는 며칠이야?", "숙박비 한도는 얼마야?"),
+                                     ((hits["leave"], hits["promote"]), (hits["hotel"], hits["sick"])),
+                                     tuning=StageTuning(second_lead_share=0.0))
         assert [re.findall(r"\[\d+\]", line) for line in leads] == [["[1]"], ["[2]"]]
 
     async def test_two_parts_over_the_same_article_never_lead_with_the_same_sentence(self, samples, hits):
         # Both parts' best sentence was 제20조 ①, and the answer opened with it twice; the second takes its next best.
-        generator = ExtractiveGenerator(samples.corpus, samples.tokenizer, analyzer=samples.retriever.analyzer)
-        request = GenerationInput(question="연차는 며칠이고 연차 일수는 어떻게 늘어나?",
-                                  sub_questions=("연차는 며칠이야?", "연차 일수는 어떻게 늘어나?"),
-                                  evidence=((hits["leave"],), (hits["leave"],)))
-        await drain(generator, request)
-        leads = draft_of(generator).text.split("\n\n", 1)[0].splitlines()
+        leads = await compound_leads(samples, ("연차는 며칠이야?", "연차 일수는 어떻게 늘어나?"),
+                                     ((hits["leave"],), (hits["leave"],)))
         assert len(leads) == 2 and leads[0].startswith("1년간 80퍼센트") and "[1]" in leads[0]
         assert "[2]" in leads[1] and "연차유급휴가를 준다. [1]" not in leads[1]
 
