@@ -118,8 +118,13 @@ class Glossary:
                     words = tuple(_fold(term, entry.language, plain=plain))
                     if words:
                         self._phrases.setdefault((entry.language, plain), []).append((words, entry))
-        for phrases in self._phrases.values():
+        # Where each phrase stands in that order, by its first word: a question is compared only with the phrases
+        # that start with one of its words (every phrase against every position took ~10 ms a question).
+        self._starting: dict[tuple[str, bool], dict[str, list[int]]] = {}
+        for key, phrases in self._phrases.items():
             phrases.sort(key=lambda pair: -len(pair[0]))
+            for at, (words, _) in enumerate(phrases):
+                self._starting.setdefault(key, {}).setdefault(words[0], []).append(at)
 
     def read(self, text: str, language: Language | None = None) -> GlossaryMatch:
         """The question's language and, for English or Vietnamese, its Korean query (empty when nothing
@@ -174,7 +179,9 @@ class Glossary:
         words = _fold(text, language, plain=plain)
         owners: list[GlossaryEntry | None] = [None] * len(words)
         found: list[tuple[int, GlossaryEntry]] = []
-        for phrase, entry in self._phrases.get((language, plain), []):
+        phrases, starting = self._phrases.get((language, plain), []), self._starting.get((language, plain), {})
+        for at in sorted({at for word in set(words) for at in starting.get(word, ())}):
+            phrase, entry = phrases[at]
             size = len(phrase)
             for start in range(len(words) - size + 1):
                 if words[start:start + size] == list(phrase) and all(o is None for o in owners[start:start + size]):
